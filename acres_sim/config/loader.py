@@ -87,7 +87,7 @@ def _flatten(tree, prefix, source, out):
         if not isinstance(name, str):
             raise ConfigError(f'{source}: key {name!r} under {prefix or "the top"} is not a name')
         full = f'{prefix}.{name}' if prefix else name
-        if isinstance(value, dict):
+        if isinstance(value, dict) and full not in KEY_NAMES:
             if full not in _GROUPS:
                 raise unknown_key(full, source)
             _flatten(value, full, source, out)

@@ -41,7 +41,7 @@ def _number(k, value, source, what='a number'):
     # bool is an int in Python; a YAML "true" is never a number here.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _fail(k, value, f'expected {what}', source)
-    if not math.isfinite(value):
+    if abs(value) > 1e300 or not math.isfinite(value):  # 1e300: huge ints don't fit a float
         raise _fail(k, value, 'not a finite number', source)
     if k.low is not None and (value <= k.low if k.low_open else value < k.low):
         raise _fail(k, value, 'out of range', source)

@@ -1,0 +1,180 @@
+"""The configuration schema, the packaged files and the loader.
+
+References: the spec's parameter tables, transcribed independently into
+``test/data/sensors.json`` and ``sensors_polaris.json`` (the game's own layout)
+and into the tables below.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from acres_sim.config import KEYS, ConfigError, config_dir, key, load_config, read_layer
+from acres_sim.config.render import params_yaml
+
+DATA = Path(__file__).parent / 'data'
+
+# spec: INS parameters, column "Code" (the defaults without the ins block).
+INS_CODE_DEFAULTS = {
+    'ins.enabled': False, 'ins.hz': 100.0, 'ins.position_flu_m': [0.0, 0.0, 0.0],
+    'ins.position_sigma_m': 0.01, 'ins.position_tau_s': 30.0, 'ins.position_white_m': 0.003,
+    'ins.heading_sigma_deg': 0.1, 'ins.attitude_sigma_deg': 0.03,
+    'ins.velocity_white_mps': 0.01, 'ins.accel_white_mps2': 0.02,
+    'ins.gyro_white_radps': 0.0005, 'ins.frame': 'nad83', 'ins.utm_zone': 16,
+}
+
+# spec: the ranges it states, as (key, lowest allowed, highest allowed).
+SPEC_RANGES = [
+    ('delay_s', 0.0, 10.0), ('gnss.hz', 1.0, 120.0), ('imu.hz', 1.0, 120.0),
+    ('ins.hz', 1.0, 120.0), ('gnss.elevation_mask_deg', 0.0, 45.0),
+    ('gnss.rtk.reacquire_factor', 0.0, 1.0), ('gnss.corrections.baseline_km', 0.0, 200.0),
+    ('ins.utm_zone', 1, 60), ('gnss.rtk.min_clear_satellites', 4, None),
+    ('gnss.rtk.float_min_satellites', 4, None),
+]
+
+
+def flat(tree, prefix=''):
+    out = {}
+    for name, value in tree.items():
+        full = f'{prefix}.{name}' if prefix else name
+        out.update(flat(value, full) if isinstance(value, dict) else {full: value})
+    return out
+
+
+def test_schema_has_every_spec_key_with_its_default():
+    spec = flat(json.loads((DATA / 'sensors.json').read_text()))
+    spec.update(INS_CODE_DEFAULTS)
+    schema = {k.name: k.default for k in KEYS if k.spec}
+    assert set(schema) == set(spec)
+    for name, value in spec.items():
+        assert schema[name] == pytest.approx(value), name
+
+
+def test_polaris_column_matches_the_overlay_file_and_the_games_json():
+    game = flat(json.loads((DATA / 'sensors_polaris.json').read_text()))
+    packaged = read_layer(config_dir() / 'sensors_polaris.yaml')
+    assert set(packaged) == set(game)
+    for name, value in game.items():
+        assert packaged[name] == pytest.approx(value), name
+        expected = key(name).polaris if key(name).polaris is not None else key(name).default
+        assert value == pytest.approx(expected), name
+
+
+def test_packaged_defaults_equal_the_schema_and_the_games_json():
+    packaged = load_config(rig=None)
+    game = load_config(rig=None, config_file=DATA / 'sensors.json')
+    for k in KEYS:
+        assert packaged[k.name] == pytest.approx(k.default), k.name
+        assert game[k.name] == packaged[k.name], k.name
+
+
+def test_game_json_with_polaris_overlay_equals_packaged_polaris():
+    game = load_config(config_file=DATA / 'sensors.json',
+                       overlay_file=DATA / 'sensors_polaris.json')
+    assert game.values == load_config(rig='polaris').values
+
+
+def test_maxxum_has_the_ins_at_base_footprint_with_code_defaults():
+    maxxum = load_config(rig='maxxum')
+    assert maxxum['ins.enabled'] is True
+    assert maxxum['mount_frame'] == 'base_footprint'
+    for name, value in INS_CODE_DEFAULTS.items():
+        if name != 'ins.enabled':
+            assert maxxum[name] == value, name
+
+
+@pytest.mark.parametrize('name, low, high', SPEC_RANGES)
+def test_spec_ranges_are_enforced(name, low, high):
+    is_int = key(name).kind == 'int'
+    step = 1 if is_int else 1e-9
+    load_config(overrides={name: low})
+    with pytest.raises(ConfigError, match=name):
+        load_config(overrides={name: low - step})
+    if high is not None:
+        load_config(overrides={name: high})
+        with pytest.raises(ConfigError, match='out of range'):
+            load_config(overrides={name: high + step})
+
+
+def test_at_least_one_constellation():
+    off = {f'gnss.constellations.{s}': False for s in ('gps', 'galileo', 'glonass')}
+    with pytest.raises(ConfigError, match='at least one'):
+        load_config(overrides=off)
+    off['gnss.constellations.glonass'] = True
+    assert load_config(overrides=off)['gnss.constellations.glonass']
+
+
+def test_layers_apply_in_order_and_record_their_source(tmp_path):
+    sensors = tmp_path / 'mine.yaml'
+    sensors.write_text('/**:\n  ros__parameters:\n    gnss:\n      hz: 5.0\n    seed: 1\n')
+    config = load_config(rig='polaris', config_file=sensors, overrides={'seed': 9})
+    assert config['gnss.hz'] == 5.0 and config.sources['gnss.hz'] == str(sensors)
+    assert config['seed'] == 9 and config.sources['seed'] == 'command line'
+    assert config['ins.enabled'] is True  # from the overlay
+    # a replaced sensors file drops the packaged one entirely
+    assert config.sources['imu.hz'] == 'default'
+
+
+def test_outages_accept_pairs_and_strings_and_append_from_the_command_line(tmp_path):
+    path = tmp_path / 's.json'
+    path.write_text(json.dumps({'gnss': {'corrections': {'outages_s': [[10, 20]]}}}))
+    config = load_config(config_file=path, add_outages=['30:45.5'])
+    assert config['gnss.corrections.outages_s'] == [[10.0, 20.0], [30.0, 45.5]]
+    strings = tmp_path / 's.yaml'
+    strings.write_text(params_yaml(config.values))
+    assert read_layer(strings)['gnss.corrections.outages_s'] == [[10.0, 20.0], [30.0, 45.5]]
+
+
+@pytest.mark.parametrize('outage', ['10-20', '20:10', '5:5', '-1:3', 'a:b', '1:2:3', ':'])
+def test_malformed_outages_are_refused(outage):
+    with pytest.raises(ConfigError, match='outages_s') as err:
+        load_config(add_outages=[outage])
+    assert repr(outage) in str(err.value)
+
+
+@pytest.mark.parametrize('text, fragments', [
+    ('gnss:\n  hz: 200\n', ['gnss.hz = 200', 'out of range', '1 to 120 Hz', 'bad.yaml']),
+    ('gnss:\n  hzz: 5\n', ["unknown key 'gnss.hzz'", "did you mean 'gnss.hz'", 'bad.yaml']),
+    ('imu:\n  enabled: "yes"\n', ['imu.enabled', 'expected true or false']),
+    ('seed: 4.5\n', ['seed = 4.5', 'expected an integer']),
+    ('seed: true\n', ['seed = True', 'expected an integer']),
+    ('gnss:\n  antenna_flu_m: [1, 2]\n', ['gnss.antenna_flu_m', 'list of 3 numbers']),
+    ('gnss:\n  start: warm\n', ["gnss.start = 'warm'", 'converged or cold']),
+    ('gnss:\n  datum:\n    start_utc: "2026-09-23 15:00"\n', ['start_utc', 'ISO 8601']),
+    ('gnss: 5\n', ["'gnss'", 'group of keys']),
+    ('gnss:\n  hz:\n    a: 1\n', ['gnss.hz', 'expected a number']),
+    ('- 1\n- 2\n', ['bad.yaml', 'mapping']),
+    ('gnss: [\n', ['bad.yaml', 'not valid YAML']),
+    ('/**:\n  ros__parameters:\n    seed: 1\nsim_node:\n  ros__parameters: {}\n',
+     ["'/**' section", 'sim_node']),
+    ('ins:\n  hz: .nan\n', ['ins.hz', 'finite']),
+])
+def test_bad_files_give_one_clear_message(tmp_path, text, fragments):
+    path = tmp_path / 'bad.yaml'
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(config_file=path)
+    message = str(err.value)
+    assert '\n' not in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_missing_file_and_unknown_rig():
+    with pytest.raises(ConfigError, match='cannot read config file .*nowhere.yaml'):
+        load_config(config_file='nowhere.yaml')
+    with pytest.raises(ConfigError, match="unknown rig 'tractor'"):
+        load_config(rig='tractor')
+
+
+def test_emitted_parameter_file_reads_back_equal(tmp_path):
+    config = load_config(rig='polaris', add_outages=['1:2'],
+                         overrides={'gnss.datum.geoid.dn_de': 1e-05, 'seed': 2**40})
+    path = tmp_path / 'out.yaml'
+    path.write_text(config.to_params_yaml('sources'))
+    assert read_layer(path) == config.values
+    # plain PyYAML sees floats as floats (1e-05 needs a dot in YAML 1.1)
+    tree = yaml.safe_load(path.read_text())['/**']['ros__parameters']
+    assert isinstance(tree['gnss']['datum']['geoid']['dn_de'], float)
