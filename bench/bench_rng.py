@@ -26,10 +26,6 @@ import sys
 import time
 from pathlib import Path
 
-_REPO = Path(__file__).resolve().parents[1]
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
-
 # Runs in the fresh process; prints import time and import-to-first-Gaussian.
 _STARTUP_SNIPPET = """
 import time
@@ -63,14 +59,11 @@ def _fill_rate(kernel, state, out, repeats):
 
 
 def _startup(repeats):
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(
-        [str(_REPO)] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
     cmd = [sys.executable, '-c', _STARTUP_SNIPPET]
     imports, firsts, walls = [], [], []
     for i in range(repeats + 1):
         t0 = time.perf_counter()
-        res = subprocess.run(cmd, env=env, cwd=str(_REPO), check=True,
+        res = subprocess.run(cmd, check=True,
                              capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if i == 0:

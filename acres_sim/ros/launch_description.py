@@ -1,0 +1,43 @@
+"""The launch description shared by the rig launch files (needs launch_ros).
+
+One rig = the simulation node plus a GNSS-receiver and an IMU node, all fed the
+same parameter files: site.yaml, sensors.yaml and the vehicle overlay.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from acres_sim.config import RIGS
+
+NODES = ('sim_node', 'gnss_node', 'imu_node')
+
+
+def rig_launch_description(rig):
+    """Launch ``rig`` ('polaris' or 'maxxum') in the namespace argument ``namespace``."""
+    config = os.path.join(get_package_share_directory('acres_sim'), 'config')
+    params = [os.path.join(config, name) for name in ('site.yaml', 'sensors.yaml', RIGS[rig])]
+    arguments = [
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='ROS namespace of the vehicle'),
+        DeclareLaunchArgument('use_sim_time', default_value='true',
+                              description='follow /clock published by the sim node'),
+        DeclareLaunchArgument('seed', default_value='42',
+                              description='seed of all noise streams (spec: seed)'),
+        DeclareLaunchArgument('noise', default_value='true',
+                              description="false: the spec's no-noise option"),
+    ]
+    overrides = {
+        'use_sim_time': LaunchConfiguration('use_sim_time'),
+        'seed': LaunchConfiguration('seed'),
+        'noise': LaunchConfiguration('noise'),
+    }
+    nodes = [Node(package='acres_sim', executable=name, name=name,
+                  namespace=LaunchConfiguration('namespace'), output='screen',
+                  parameters=[*params, overrides])
+             for name in NODES]
+    return LaunchDescription([*arguments, *nodes])

@@ -1,0 +1,123 @@
+"""The acres-sim command line: options map to the spec's keys, output reloads,
+user mistakes end in one line and exit status 2."""
+
+from pathlib import Path
+import subprocess
+import sys
+
+import pytest
+
+from acres_sim.cli import main
+from acres_sim.config import load_config, read_layer
+from acres_sim.config.render import parameters_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / 'data'
+
+
+def run_cli(*argv):
+    """Run the installed console script in a fresh process (as a user does)."""
+    exe = Path(sys.executable).with_name('acres-sim')
+    return subprocess.run([str(exe), *argv], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize('argv, name, value', [
+    (['--seed', '7'], 'seed', 7),
+    (['--delay', '0.2'], 'delay_s', 0.2),
+    (['--gnss-hz', '5'], 'gnss.hz', 5.0),
+    (['--imu-hz', '100'], 'imu.hz', 100.0),
+    (['--no-gnss'], 'gnss.enabled', False),
+    (['--no-imu'], 'imu.enabled', False),
+    (['--no-ins'], 'ins.enabled', False),
+    (['--no-noise'], 'noise', False),
+    (['--gnss-start', 'cold'], 'gnss.start', 'cold'),
+    (['--gnss-frame', 'nad83'], 'gnss.datum.output_frame', 'nad83'),
+    (['--baseline-km', '12.5'], 'gnss.corrections.baseline_km', 12.5),
+    (['--gnss-outage', '10:20', '--gnss-outage', '30:40'], 'gnss.corrections.outages_s',
+     [[10.0, 20.0], [30.0, 40.0]]),
+    (['--set', 'gnss.states.single.sigma_h_m=2.5'], 'gnss.states.single.sigma_h_m', 2.5),
+    (['--config', str(DATA / 'sensors.json'), '--set', 'seed=3'], 'seed', 3),
+    (['--rig', 'maxxum'], 'ins.velocity_white_mps', 0.01),
+    (['--rig', 'none'], 'ins.enabled', False),
+    (['--vehicle-config', str(DATA / 'sensors_polaris.json')], 'ins.enabled', True),
+], ids=lambda v: ' '.join(map(str, v)) if isinstance(v, list) else str(v))
+def test_each_option_sets_its_key(tmp_path, capsys, argv, name, value):
+    assert main(['config', 'show', *argv]) == 0
+    out = tmp_path / 'shown.yaml'
+    out.write_text(capsys.readouterr().out)
+    assert read_layer(out).get(name, load_config(rig=None)[name]) == value
+
+
+def test_show_prints_every_key_that_reloads_to_the_same_config(tmp_path, capsys):
+    assert main(['config', 'show', '--sources']) == 0
+    out = tmp_path / 'shown.yaml'
+    out.write_text(capsys.readouterr().out)
+    shown = read_layer(out)
+    expected = load_config(rig='polaris').values
+    assert shown == {n: v for n, v in expected.items() if v != []}
+
+
+@pytest.mark.parametrize('argv, fragments', [
+    (['config', 'show', '--gnss-hz', '200'], ['gnss.hz = 200.0', '1 to 120 Hz']),
+    (['config', 'show', '--seed', 'x'], ["seed = 'x'", 'expected an integer']),
+    (['config', 'show', '--gnss-outage', '9'], ["'9'", 'START:END']),
+    (['config', 'show', '--set', 'gnss.hzz=3'], ["did you mean 'gnss.hz'"]),
+    (['config', 'show', '--set', 'novalue'], ['expected KEY=VALUE']),
+    (['config', 'show', '--config', 'missing.yaml'], ['cannot read config file missing.yaml']),
+    (['config', 'convert', 'missing.json'], ['cannot read config file missing.json']),
+])
+def test_user_mistakes_end_in_one_line_and_status_2(argv, fragments):
+    result = run_cli(*argv)
+    assert result.returncode == 2, result.stderr
+    assert 'Traceback' not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('acres-sim: error: ')
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert result.stdout == ''
+
+
+def test_check_reports_each_file(tmp_path, capsys):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('imu:\n  hz: 0\n')
+    packaged = ROOT / 'config'
+    assert main(['config', 'check', str(packaged / 'sensors.yaml'),
+                 str(packaged / 'sensors_polaris.yaml'), str(DATA / 'sensors.json')]) == 0
+    assert main(['config', 'check', str(packaged / 'site.yaml'), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert 'site.yaml: ok' in out and 'bad.yaml: error: imu.hz = 0' in out
+
+
+def test_convert_writes_the_yaml_equivalent(tmp_path):
+    out = tmp_path / 'sensors.yaml'
+    assert main(['config', 'convert', str(DATA / 'sensors.json'), '-o', str(out)]) == 0
+    assert read_layer(out) == {n: v for n, v in read_layer(DATA / 'sensors.json').items()
+                               if v != []}
+
+
+def test_convert_of_a_bad_file_writes_nothing(tmp_path):
+    bad = tmp_path / 'bad.json'
+    bad.write_text('{"gnss": {"hz": 500}}')
+    out = tmp_path / 'out.yaml'
+    result = run_cli('config', 'convert', str(bad), '-o', str(out))
+    assert result.returncode == 2 and 'gnss.hz = 500' in result.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad]
+
+
+def test_parameter_docs_are_current():
+    assert (ROOT / 'docs' / 'parameters.md').read_text() == parameters_markdown(), \
+        'regenerate with: acres-sim config docs -o docs/parameters.md'
+
+
+def test_site_prints_the_origin(capsys):
+    assert main(['site']) == 0
+    out = capsys.readouterr().out
+    assert '2977500.000 ft, 1902500.000 ft' in out and '2026-09-23T15:00:00Z' in out
+
+
+@pytest.mark.parametrize('node', ['sim_node', 'gnss_node', 'imu_node'])
+def test_node_placeholders_say_so_and_fail(node):
+    exe = Path(sys.executable).with_name(node)
+    result = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert 'not implemented yet' in result.stderr and 'Traceback' not in result.stderr
