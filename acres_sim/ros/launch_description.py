@@ -8,7 +8,7 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -36,8 +36,10 @@ def rig_launch_description(rig):
         'seed': LaunchConfiguration('seed'),
         'noise': LaunchConfiguration('noise'),
     }
+    # Without the sim node there is no truth for the others: its exit ends the launch.
     nodes = [Node(package='acres_sim', executable=name, name=name,
                   namespace=LaunchConfiguration('namespace'), output='screen',
-                  parameters=[*params, overrides])
+                  parameters=[*params, overrides],
+                  on_exit=Shutdown() if name == 'sim_node' else None)
              for name in NODES]
     return LaunchDescription([*arguments, *nodes])
