@@ -85,7 +85,7 @@ def cmd_site(args):
     lines = [
         'Site georeference of the tile (grid ENU origin)',
         f'  enabled                      {str(config["site.enabled"]).lower()}',
-        f'  survey grid                  EPSG:2968 NAD83(HARN) / Indiana West (US survey ft)',
+        '  survey grid                  EPSG:2968 NAD83(HARN) / Indiana West (US survey ft)',
         f'  origin easting, northing     {east_ft:.3f} ft, {north_ft:.3f} ft',
         f'  origin height (NAVD88)       {up_ft:.3f} ft',
         f'  datum epoch at t = 0         {config["gnss.datum.start_utc"]}',

@@ -19,12 +19,10 @@ the figures as a dict so a runner can collect them.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 # Runs in the fresh process; prints import time and import-to-first-Gaussian.
 _STARTUP_SNIPPET = """

@@ -271,7 +271,8 @@ def generate_code(layout):
         with output_redirected_to(log):
             return run_generators(layout)
     except (Exception, SystemExit):  # noqa: BLE001 - every generator error is reported alike
-        raise BuildError('generate code', tail(log.read_text() + traceback.format_exc()))
+        raise BuildError('generate code',
+                         tail(log.read_text() + traceback.format_exc())) from None
 
 
 @contextlib.contextmanager
@@ -549,7 +550,7 @@ def install(stage, prefix):
     except OSError as error:
         for temporary, _ in pending:
             temporary.unlink(missing_ok=True)
-        raise BuildError('install', str(error))
+        raise BuildError('install', str(error)) from error
     for temporary, destination in pending:
         os.replace(temporary, destination)
 
