@@ -149,6 +149,8 @@ def test_malformed_outages_are_refused(outage):
     ('gnss: [\n', ['bad.yaml', 'not valid YAML']),
     ('/**:\n  ros__parameters:\n    seed: 1\nsim_node:\n  ros__parameters: {}\n',
      ["'/**' section", 'sim_node']),
+    ('/**: 5\nsim_node:\n  ros__parameters: {}\n', ["'/**' section", 'sim_node']),
+    ('/**:\n  ros__parameters: 5\n', ['ros__parameters must be a mapping']),
     ('ins:\n  hz: .nan\n', ['ins.hz', 'finite']),
 ])
 def test_bad_files_give_one_clear_message(tmp_path, text, fragments):

@@ -5,7 +5,8 @@ Layers, each overriding the one before:
 1. the schema defaults,
 2. ``site.yaml`` (the tile's georeference),
 3. the sensor file (``sensors.yaml``, or ``--config``; the game's ``sensors.json`` works too),
-4. the vehicle overlay (``sensors_polaris.yaml`` / ``sensors_maxxum.yaml``, or ``--vehicle-config``),
+4. the vehicle overlay (``sensors_polaris.yaml`` / ``sensors_maxxum.yaml``, or
+   ``--vehicle-config``),
 5. command-line overrides.
 
 Files are ROS 2 parameter files (``/**: ros__parameters:`` with the dotted key
@@ -19,6 +20,7 @@ import json
 import os
 from pathlib import Path
 import sys
+from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 import yaml
@@ -58,7 +60,8 @@ class Config:
     """A complete, checked configuration: every schema key has a value.
 
     ``values`` maps dotted key -> value; ``sources`` maps dotted key -> where
-    the value came from ('default', a file path or 'command line').
+    the value came from ('default', a file path or 'command line'). Both are
+    read-only views.
     """
 
     values: Mapping[str, Any]
@@ -105,11 +108,13 @@ def _parameters(tree, source):
                 if isinstance(v, dict) and 'ros__parameters' in v}
     if not sections:
         return tree
-    others = sorted(set(tree) - {'/**'})
-    if others or set(tree['/**']) != {'ros__parameters'}:
+    wildcard = tree.get('/**')
+    others = sorted(str(name) for name in tree if name != '/**')
+    if others or not isinstance(wildcard, dict) or set(wildcard) != {'ros__parameters'}:
         raise ConfigError(f"{source}: acres_sim reads the '/**' section of a parameter file "
-                          f"and nothing else; found {others or list(tree['/**'])}")
-    params = tree['/**']['ros__parameters']
+                          '(holding only ros__parameters) and nothing else; '
+                          f'found {others or wildcard}')
+    params = wildcard['ros__parameters']
     if params is None:
         return {}
     if not isinstance(params, dict):
@@ -149,7 +154,7 @@ def resolve(layers) -> Config:
             values[name] = check_value(name, value, source)
             sources[name] = source
     check_config(values, sources)
-    return Config(values, sources)
+    return Config(MappingProxyType(values), MappingProxyType(sources))
 
 
 def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
@@ -164,16 +169,10 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
     """
     if rig is not None and rig not in RIGS:
         raise ConfigError(f"unknown rig '{rig}'; allowed: {' or '.join(RIGS)}")
-    folder = None
-
-    def packaged(name):
-        nonlocal folder
-        folder = folder or config_dir()
-        return folder / name
-
-    files = [site_file or packaged('site.yaml'), config_file or packaged('sensors.yaml')]
+    files = [site_file or config_dir() / 'site.yaml',
+             config_file or config_dir() / 'sensors.yaml']
     if overlay_file or rig:
-        files.append(overlay_file or packaged(RIGS[rig]))
+        files.append(overlay_file or config_dir() / RIGS[rig])
     layers = [(str(f), read_layer(f)) for f in files]
     command_line = {name: check_value(name, value, 'command line')
                     for name, value in (overrides or {}).items()}
