@@ -1,7 +1,8 @@
 # acres_sim on a plain Python machine: everything lives in .venv.
 # `make run` and `make test` set themselves up; `make setup` is idempotent.
 
-PYTHON ?= python3
+# The ROS 2 Jazzy wheels are built for CPython 3.11.
+PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.stamp-setup
@@ -17,6 +18,8 @@ export PYTHONDONTWRITEBYTECODE := 1
 setup: $(STAMP) $(TF2)
 
 $(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.txt setup.py setup.cfg pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
+	  || { echo "error: needs Python 3.11 (the ROS 2 Jazzy wheels are cp311); set PYTHON=/path/to/python3.11"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/ros-jazzy.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/python.txt -r requirements/test.txt

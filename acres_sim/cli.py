@@ -2,6 +2,8 @@
 
 Sub-commands so far: ``config show | check | convert | docs`` and ``site``.
 User mistakes end with one line on stderr and exit status 2, never a traceback.
+``config check`` is a linter: one line per file on stdout, status 1 if any
+file is invalid.
 """
 
 import argparse
@@ -11,7 +13,7 @@ import sys
 import tempfile
 
 from acres_sim import __version__
-from acres_sim.config import ConfigError, read_layer
+from acres_sim.config import ConfigError, read_layer, resolve
 from acres_sim.config.options import add_config_arguments, config_from_args
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
 
@@ -21,11 +23,13 @@ __all__ = ['main']
 def _write_atomically(path, text):
     """Write all of ``text`` to ``path`` or nothing (temp file + rename)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else '.',
-                               prefix=f'.{path.name}.')
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.')
     try:
         with os.fdopen(fd, 'w', encoding='utf-8') as out:
             out.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal mode
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -58,6 +62,7 @@ def cmd_config_check(args):
     for path in args.files:
         try:
             layer = read_layer(path)
+            resolve([(path, layer)])  # rules across keys, on top of the defaults
         except ConfigError as err:
             print(f'{path}: error: {err}')
             bad += 1

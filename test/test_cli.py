@@ -1,6 +1,7 @@
 """The acres-sim command line: options map to the spec's keys, output reloads,
 user mistakes end in one line and exit status 2."""
 
+import os
 from pathlib import Path
 import subprocess
 import sys
@@ -121,3 +122,21 @@ def test_node_placeholders_say_so_and_fail(node):
     result = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert 'not implemented yet' in result.stderr and 'Traceback' not in result.stderr
+
+
+def test_check_applies_the_rules_across_keys(tmp_path, capsys):
+    path = tmp_path / 'off.json'
+    path.write_text('{"gnss": {"constellations": {"gps": false, "galileo": false, '
+                    '"glonass": false}}}')
+    assert main(['config', 'check', str(path)]) == 1
+    assert 'all systems are off' in capsys.readouterr().out
+
+
+def test_written_files_get_a_normal_mode(tmp_path):
+    out = tmp_path / 'parameters.md'
+    old = os.umask(0o022)
+    try:
+        assert main(['config', 'docs', '-o', str(out)]) == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644

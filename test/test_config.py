@@ -180,3 +180,74 @@ def test_emitted_parameter_file_reads_back_equal(tmp_path):
     # plain PyYAML sees floats as floats (1e-05 needs a dot in YAML 1.1)
     tree = yaml.safe_load(path.read_text())['/**']['ros__parameters']
     assert isinstance(tree['gnss']['datum']['geoid']['dn_de'], float)
+
+
+def test_site_file_wins_over_the_datum_keys_of_a_sensor_file(tmp_path):
+    site = tmp_path / 'site.yaml'
+    site.write_text('/**:\n  ros__parameters:\n    gnss:\n      datum:\n'
+                    '        start_utc: "2030-01-01T00:00:00Z"\n')
+    config = load_config(config_file=DATA / 'sensors.json', site_file=site)
+    assert config['gnss.datum.start_utc'] == '2030-01-01T00:00:00Z'
+    assert config.sources['gnss.datum.start_utc'] == str(site)
+    # the game's sensors.json sets the geoid too; the packaged site.yaml has the final word
+    assert load_config(config_file=DATA / 'sensors.json').sources['gnss.datum.geoid.n0_m'] \
+        == str(config_dir() / 'site.yaml')
+
+
+def test_added_outages_extend_the_last_layer_that_sets_them(tmp_path):
+    path = tmp_path / 's.json'
+    path.write_text(json.dumps({'gnss': {
+        'corrections': {'outages_s': [[10, 20]]},
+        'constellations': {'gps': False, 'galileo': False, 'glonass': False}}}))
+    config = load_config(config_file=path, overrides={'gnss.constellations.gps': True},
+                         add_outages=['30:40'])
+    assert config['gnss.corrections.outages_s'] == [[10.0, 20.0], [30.0, 40.0]]
+    cleared = load_config(config_file=path, add_outages=['30:40'], overrides={
+        'gnss.constellations.gps': True, 'gnss.corrections.outages_s': []})
+    assert cleared['gnss.corrections.outages_s'] == [[30.0, 40.0]]
+
+
+def params_file(tmp_path, body):
+    path = tmp_path / 'params.yaml'
+    path.write_text('/**:\n  ros__parameters:\n' + body)
+    return path
+
+
+@pytest.mark.parametrize('body, fragment', [
+    ('    gnss:\n      hz: 10\n', 'gnss.hz = 10'),
+    ('    gnss:\n      antenna_flu_m: [0, 0, 1.7]\n', '(0.0, not 0)'),
+    ('    gnss:\n      corrections:\n        outages_s: [[1.0, 2.0]]\n', 'as strings'),
+])
+def test_parameter_files_are_held_to_what_rcl_accepts(tmp_path, body, fragment):
+    with pytest.raises(ConfigError, match='parameter file') as err:
+        read_layer(params_file(tmp_path, body))
+    assert fragment in str(err.value)
+    plain = tmp_path / 'plain.yaml'  # the same keys outside a parameter file are fine
+    plain.write_text('\n'.join(line[4:] for line in body.splitlines()) + '\n')
+    read_layer(plain)
+
+
+def test_yaml_scalars_are_read_as_rcl_reads_them(tmp_path):
+    layer = read_layer(params_file(tmp_path, '    gnss:\n      datum:\n'
+                                   '        start_utc: 2026-09-23T15:00:00Z\n'
+                                   '        geoid:\n          dn_de: 1e-05\n'))
+    assert layer['gnss.datum.start_utc'] == '2026-09-23T15:00:00Z'
+    assert layer['gnss.datum.geoid.dn_de'] == 1e-05
+
+
+@pytest.mark.parametrize('content, fragment', [
+    (b'\xff\xfe\x00gnss', 'not a text file'),
+    (b'[' * 100_000, 'not valid JSON'),
+])
+def test_unreadable_content_is_a_config_error(tmp_path, content, fragment):
+    path = tmp_path / 'bad.json'
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=fragment):
+        read_layer(path)
+
+
+@pytest.mark.parametrize('stamp', ['0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-01:00',
+                                   '2026-09-23T15:00:00', '2026-13-01T00:00:00Z', ''])
+def test_start_times_outside_iso_8601_utc_are_refused(stamp):
+    with pytest.raises(ConfigError, match='gnss.datum.start_utc'):
+        load_config(overrides={'gnss.datum.start_utc': stamp})

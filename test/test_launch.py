@@ -55,7 +55,7 @@ def launch_file(rig):
 
 def parameter_files(rig):
     """The parameter files a node of ``rig`` gets, in order (later files win)."""
-    return ['site.yaml', 'sensors.yaml', RIGS[rig]]
+    return ['sensors.yaml', 'site.yaml', RIGS[rig]]
 
 
 # --- ast: no launch needed ---------------------------------------------------

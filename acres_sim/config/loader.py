@@ -3,8 +3,9 @@
 Layers, each overriding the one before:
 
 1. the schema defaults,
-2. ``site.yaml`` (the tile's georeference),
-3. the sensor file (``sensors.yaml``, or ``--config``; the game's ``sensors.json`` works too),
+2. the sensor file (``sensors.yaml``, or ``--config``; the game's ``sensors.json`` works too),
+3. the site file (``site.yaml`` or ``--site``): the tile's georeference and the
+   datum keys that belong to the place and epoch, so they win over a sensor file,
 4. the vehicle overlay (``sensors_polaris.yaml`` / ``sensors_maxxum.yaml``, or
    ``--vehicle-config``),
 5. command-line overrides.
@@ -13,11 +14,17 @@ Files are ROS 2 parameter files (``/**: ros__parameters:`` with the dotted key
 names nested), plain nested YAML, or JSON with the same nesting.  Every layer is
 checked key by key against the schema; the first mistake stops with one
 :class:`ConfigError` naming the key, the value, the limit and the file.
+
+A parameter file is also held to what rcl (the nodes' parser) accepts: rcl
+types a value by how it is written, so a float key needs ``10.0``, not ``10``,
+and outages are written as ``"START:END"`` strings.  YAML is read the way rcl
+reads it: ``1e-05`` is a number and an unquoted time stays a string.
 """
 
 from dataclasses import dataclass
 import json
 import os
+import re
 from pathlib import Path
 import sys
 from types import MappingProxyType
@@ -26,7 +33,7 @@ from typing import Any, Mapping, Optional
 import yaml
 
 from acres_sim.config.render import describe_keys, params_yaml, unit_of
-from acres_sim.config.schema import KEY_NAMES, KEYS
+from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 from acres_sim.config.validate import (ConfigError, check_config, check_value,
                                        parse_outage, unknown_key)
 
@@ -34,7 +41,6 @@ __all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'read_layer', 'resolve
 
 PACKAGE = 'acres_sim'
 RIGS = {'polaris': 'sensors_polaris.yaml', 'maxxum': 'sensors_maxxum.yaml'}
-OUTAGES = 'gnss.corrections.outages_s'
 _GROUPS = {name.rsplit('.', i)[0] for name in KEY_NAMES for i in range(1, name.count('.') + 1)}
 
 
@@ -85,6 +91,20 @@ class Config:
         return params_yaml(self.values, notes)
 
 
+class _RclLikeLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading scalars as rcl does: no timestamps, and
+    floats with an exponent need no dot (YAML 1.2), e.g. 1e-05."""
+
+
+_RclLikeLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != 'tag:yaml.org,2002:timestamp']
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_RclLikeLoader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$'),
+    list('-+0123456789.'))
+
+
 def _flatten(tree, prefix, source, out):
     for name, value in tree.items():
         if not isinstance(name, str):
@@ -130,19 +150,43 @@ def read_layer(path) -> dict:
         text = path.read_text(encoding='utf-8')
     except OSError as err:
         raise ConfigError(f'cannot read config file {source}: {err.strerror}') from None
+    except UnicodeDecodeError:
+        raise ConfigError(f'{source} is not a text file (UTF-8)') from None
+    kind = 'JSON' if path.suffix == '.json' else 'YAML'
     try:
-        tree = json.loads(text) if path.suffix == '.json' else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as err:
-        kind = 'JSON' if path.suffix == '.json' else 'YAML'
-        raise ConfigError(f'{source} is not valid {kind}: '
-                          + ' '.join(str(err).split())) from None
+        tree = json.loads(text) if kind == 'JSON' else yaml.load(text, Loader=_RclLikeLoader)
+    except (ValueError, yaml.YAMLError, RecursionError) as err:
+        reason = 'nested too deeply' if isinstance(err, RecursionError) else str(err)
+        raise ConfigError(f'{source} is not valid {kind}: ' + ' '.join(reason.split())) from None
     if tree is None:
         return {}
     if not isinstance(tree, dict):
         raise ConfigError(f'{source}: expected a mapping of keys at the top, '
                           f'got {type(tree).__name__}')
-    raw = _flatten(_parameters(tree, source), '', source, {})
+    params = _parameters(tree, source)
+    raw = _flatten(params, '', source, {})
+    if params is not tree:
+        for name, value in raw.items():
+            _check_rcl_typing(name, value, source)
     return {name: check_value(name, value, source) for name, value in raw.items()}
+
+
+def _check_rcl_typing(name, value, source):
+    """Refuse what a ROS 2 parameter file cannot carry for key ``name`` (rcl
+    would hand the node an integer for a float key, or fail on nested lists)."""
+    if name not in KEY_NAMES:
+        return
+    k = key(name)
+    items = value if isinstance(value, list) and k.kind in ('vec2', 'vec3') else [value]
+    integers = [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
+    if k.kind in ('float', 'vec2', 'vec3') and integers:
+        raise ConfigError(f'{name} = {value!r} (in {source}): write floats with a decimal '
+                          f'point in a ROS 2 parameter file ({integers[0]}.0, not '
+                          f'{integers[0]}), or rcl hands the node an integer')
+    if k.kind == 'outages' and isinstance(value, list) and not all(
+            isinstance(v, str) for v in value):
+        raise ConfigError(f'{name} = {value!r} (in {source}): a ROS 2 parameter file cannot '
+                          'hold pairs; write outages as strings, e.g. ["30:45", "120:150"]')
 
 
 def resolve(layers) -> Config:
@@ -169,15 +213,15 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
     """
     if rig is not None and rig not in RIGS:
         raise ConfigError(f"unknown rig '{rig}'; allowed: {' or '.join(RIGS)}")
-    files = [site_file or config_dir() / 'site.yaml',
-             config_file or config_dir() / 'sensors.yaml']
+    files = [config_file or config_dir() / 'sensors.yaml',
+             site_file or config_dir() / 'site.yaml']
     if overlay_file or rig:
         files.append(overlay_file or config_dir() / RIGS[rig])
     layers = [(str(f), read_layer(f)) for f in files]
     command_line = {name: check_value(name, value, 'command line')
                     for name, value in (overrides or {}).items()}
-    if add_outages:
-        base = command_line.get(OUTAGES) or resolve(layers)[OUTAGES]
-        command_line[OUTAGES] = base + [parse_outage(o, 'command line') for o in add_outages]
     layers.append(('command line', command_line))
+    if add_outages:  # appended to the outages of the last layer that sets them
+        base = next((layer[OUTAGES] for _, layer in reversed(layers) if OUTAGES in layer), [])
+        command_line[OUTAGES] = base + [parse_outage(o, 'command line') for o in add_outages]
     return resolve(layers)

@@ -98,11 +98,7 @@ def _parse_set(item):
 def config_from_args(args):
     """The resolved, checked Config for parsed ``args`` (ConfigError if bad)."""
     overrides = dict(_parse_set(item) for item in args.opt_set)
-    for flag, name, _game in _VALUE_OPTIONS:
-        value = getattr(args, _dest(flag))
-        if value is not None:
-            overrides[name] = value
-    for flag, name, _value, _game in _SWITCHES:
+    for flag, name, *_ in (*_VALUE_OPTIONS, *_SWITCHES):
         value = getattr(args, _dest(flag))
         if value is not None:
             overrides[name] = value

@@ -7,11 +7,9 @@ a test loads every emitted file back with PyYAML and with rclpy's parser.
 
 import json
 
-from acres_sim.config.schema import KEY_NAMES, KEYS, key
+from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 
 __all__ = ['params_yaml', 'describe_keys', 'unit_of', 'parameters_markdown']
-
-OUTAGES = 'gnss.corrections.outages_s'
 
 
 def unit_of(name) -> str:

@@ -19,12 +19,15 @@ their descriptions say so.
 from dataclasses import dataclass
 from typing import Any, Optional
 
-__all__ = ['Key', 'KEYS', 'KEY_NAMES', 'STATES', 'SEED_MAX', 'key']
+__all__ = ['Key', 'KEYS', 'KEY_NAMES', 'OUTAGES', 'STATES', 'SEED_MAX', 'key']
 
 # ROS 2 integer parameters are int64.
 SEED_MAX = 2**63 - 1
 
-KINDS = ('bool', 'int', 'float', 'str', 'vec2', 'vec3', 'outages')
+KINDS = ('bool', 'int', 'float', 'str', 'utc', 'vec2', 'vec3', 'outages')
+
+# The one list-of-pairs key: correction outages [start, end) in seconds.
+OUTAGES = 'gnss.corrections.outages_s'
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Key:
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
+        assert (self.kind == 'str') == bool(self.choices), f'{self.name}: str keys need choices'
 
     def allowed(self) -> str:
         """The allowed values in words, e.g. '1 to 120 Hz' or 'converged or cold'."""
@@ -59,8 +63,8 @@ class Key:
             return ' or '.join(self.choices)
         if self.kind == 'outages':
             return 'pairs [start, end) with 0 <= start < end, or "START:END" strings'
-        if self.kind == 'str':
-            return 'an ISO 8601 UTC time, e.g. 2026-09-23T15:00:00Z'
+        if self.kind == 'utc':
+            return 'an ISO 8601 time with a zone, e.g. 2026-09-23T15:00:00Z'
         unit = f' {self.unit}' if self.unit else ''
         each = 'each ' if self.kind in ('vec2', 'vec3') else ''
         if self.low is not None and self.high is not None:
@@ -186,14 +190,14 @@ KEYS = (
         low=0.0, high=200.0),
     _nonneg('gnss.corrections.ppm_h', 1.0, 'ppm', 'Horizontal error per km of baseline.'),
     _nonneg('gnss.corrections.ppm_v', 1.5, 'ppm', 'Vertical error per km of baseline.'),
-    Key('gnss.corrections.outages_s', 'outages', [], 'Correction outages [start, end).', 's'),
+    Key(OUTAGES, 'outages', [], 'Correction outages [start, end).', 's'),
     _nonneg('gnss.obstruction.near_margin_m', 1.5, 'm', 'Margin that makes a line of sight "near".'),
     _positive('gnss.obstruction.foliage_block_path_m', 8.0, 'm',
               'Path through a tree crown that blocks a satellite.'),
     _positive('gnss.obstruction.reflector_range_m', 60.0, 'm', 'Range of the reflector index.'),
     Key('gnss.datum.output_frame', 'str', 'wgs84_g2139', 'Frame of latitude/longitude/height.',
         choices=('wgs84_g2139', 'nad83')),
-    Key('gnss.datum.start_utc', 'str', '2026-09-23T15:00:00Z', 'UTC time at t = 0 (ISO 8601).'),
+    Key('gnss.datum.start_utc', 'utc', '2026-09-23T15:00:00Z', 'UTC time at t = 0 (ISO 8601).'),
     Key('gnss.datum.harn_to_nad83_2011_shift_deg', 'vec2', [-7.742258e-09, 2.4261007e-07],
         'Latitude and longitude shift from NAD83(HARN) to NAD83(2011).', 'deg',
         low=-1e-3, high=1e-3),

@@ -9,7 +9,7 @@ import datetime as _dt
 import difflib
 import math
 
-from acres_sim.config.schema import KEY_NAMES, Key, key
+from acres_sim.config.schema import KEY_NAMES, OUTAGES, Key, key
 
 __all__ = ['ConfigError', 'check_value', 'check_config', 'parse_outage', 'unknown_key',
            'parse_utc']
@@ -56,7 +56,7 @@ def _vector(k, value, n, source):
     return [_number(k, v, source) for v in value]
 
 
-def parse_outage(text, source=None, name='gnss.corrections.outages_s'):
+def parse_outage(text, source=None, name=OUTAGES):
     """'START:END' (seconds) -> (start, end); the spec's -SensorGnssOutage= form."""
     k = key(name)
     parts = text.split(':') if isinstance(text, str) else []
@@ -86,11 +86,27 @@ def _outages(k, value, source):
 
 
 def parse_utc(text) -> _dt.datetime:
-    """An ISO 8601 time with a zone (Z or an offset) -> aware datetime in UTC."""
-    stamp = _dt.datetime.fromisoformat(text.replace('Z', '+00:00'))
+    """An ISO 8601 time with a zone (Z or an offset) -> aware datetime in UTC.
+
+    ValueError if it is not one (or has no zone, or leaves the years 1..9999).
+    """
+    stamp = _dt.datetime.fromisoformat(text)
     if stamp.tzinfo is None:
         raise ValueError('no time zone')
-    return stamp.astimezone(_dt.timezone.utc)
+    try:
+        return stamp.astimezone(_dt.timezone.utc)
+    except OverflowError:
+        raise ValueError('out of the years 1 to 9999') from None
+
+
+def _utc(k, value, source):
+    if not isinstance(value, str):
+        raise _fail(k, value, 'expected an ISO 8601 time as a string', source)
+    try:
+        parse_utc(value)
+    except ValueError:
+        raise _fail(k, value, 'not an ISO 8601 time with a zone', source) from None
+    return value
 
 
 def check_value(name, value, source=None):
@@ -116,17 +132,12 @@ def check_value(name, value, source=None):
         return _vector(k, value, 3, source)
     if k.kind == 'outages':
         return _outages(k, value, source)
-    # strings
+    if k.kind == 'utc':
+        return _utc(k, value, source)
     if not isinstance(value, str):
         raise _fail(k, value, 'expected a string', source)
-    if k.choices:
-        if value not in k.choices:
-            raise _fail(k, value, 'not one of the choices', source)
-    else:
-        try:
-            parse_utc(value)
-        except ValueError:
-            raise _fail(k, value, 'not an ISO 8601 time with a zone', source) from None
+    if value not in k.choices:
+        raise _fail(k, value, 'not one of the choices', source)
     return value
 
 

@@ -1,7 +1,7 @@
 """The launch description shared by the rig launch files (needs launch_ros).
 
 One rig = the simulation node plus a GNSS-receiver and an IMU node, all fed the
-same parameter files: site.yaml, sensors.yaml and the vehicle overlay.
+same parameter files: sensors.yaml, site.yaml and the vehicle overlay.
 """
 
 import os
@@ -12,7 +12,7 @@ from launch.actions import DeclareLaunchArgument, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from acres_sim.config import RIGS
+from acres_sim.config import RIGS, load_config
 
 NODES = ('sim_node', 'gnss_node', 'imu_node')
 
@@ -20,15 +20,20 @@ NODES = ('sim_node', 'gnss_node', 'imu_node')
 def rig_launch_description(rig):
     """Launch ``rig`` ('polaris' or 'maxxum') in the namespace argument ``namespace``."""
     config = os.path.join(get_package_share_directory('acres_sim'), 'config')
-    params = [os.path.join(config, name) for name in ('site.yaml', 'sensors.yaml', RIGS[rig])]
+    sensors, site, overlay = (os.path.join(config, name)
+                              for name in ('sensors.yaml', 'site.yaml', RIGS[rig]))
+    params = [sensors, site, overlay]  # the loader's order: later files win
+    # The seed and noise arguments always reach the nodes, so their defaults are
+    # the files' own values: launching without them changes nothing.
+    files = load_config(config_file=sensors, site_file=site, overlay_file=overlay)
     arguments = [
         DeclareLaunchArgument('namespace', default_value='',
                               description='ROS namespace of the vehicle'),
         DeclareLaunchArgument('use_sim_time', default_value='true',
                               description='follow /clock published by the sim node'),
-        DeclareLaunchArgument('seed', default_value='42',
+        DeclareLaunchArgument('seed', default_value=str(files['seed']),
                               description='seed of all noise streams (spec: seed)'),
-        DeclareLaunchArgument('noise', default_value='true',
+        DeclareLaunchArgument('noise', default_value=str(files['noise']).lower(),
                               description="false: the spec's no-noise option"),
     ]
     overrides = {
