@@ -53,11 +53,17 @@ def as_python(value):
 
 @pytest.mark.requires_rclpy
 @pytest.mark.parametrize('name', ['site.yaml', 'sensors.yaml', 'sensors_polaris.yaml',
-                                  'sensors_maxxum.yaml', 'resolved'])
+                                  'sensors_maxxum.yaml', 'resolved', 'handwritten'])
 def test_rcl_reads_the_parameter_files_as_acres_sim_does(name, tmp_path, ros_domain_id):
+    path = tmp_path / f'{name}.yaml'
     if name == 'resolved':
-        path = tmp_path / 'resolved.yaml'
         path.write_text(load_config(rig='polaris', add_outages=['5:7.5']).to_params_yaml('units'))
+    elif name == 'handwritten':  # what a user may type: exponents, an unquoted time, no quotes
+        path.write_text('/**:\n  ros__parameters:\n    seed: 7\n    mount_frame: chassis\n'
+                        '    gnss:\n      hz: 5.0\n      corrections:\n'
+                        '        outages_s: ["30:45", "100.5:120"]\n'
+                        '      datum:\n        start_utc: 2027-01-01T12:00:00Z\n'
+                        '        geoid:\n          dn_de: 1e-05\n          dn_dn: -2.5E-6\n')
     else:
         path = config_dir() / name
     ours = read_layer(path)
