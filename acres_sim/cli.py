@@ -1,6 +1,7 @@
 """``acres-sim``: the command line of acres_sim.
 
-Sub-commands so far: ``config show | check | convert | docs`` and ``site``.
+Sub-commands so far: ``config show | check | convert | docs``, ``site`` and
+``geo enu | geodetic | utm``.
 User mistakes end with one line on stderr and exit status 2, never a traceback.
 ``config check`` is a linter: one line per file on stdout, status 1 if any
 file is invalid.
@@ -84,12 +85,16 @@ def cmd_config_docs(args):
     return 0
 
 
+class UsageError(Exception):
+    """A command-line value that makes no sense (one line for the user)."""
+
+
 def cmd_site(args):
     config = config_from_args(args)
     east_ft, north_ft, up_ft = config['site.origin_source_ft']
     lines = [
-        'Site georeference of the tile (grid ENU origin)',
-        f'  enabled                      {str(config["site.enabled"]).lower()}',
+        'Site georeference of the tile',
+        f'  georeferenced                {str(config["site.enabled"]).lower()}',
         '  survey grid                  EPSG:2968 NAD83(HARN) / Indiana West (US survey ft)',
         f'  origin easting, northing     {east_ft:.3f} ft, {north_ft:.3f} ft',
         f'  origin height (NAVD88)       {up_ft:.3f} ft',
@@ -98,10 +103,70 @@ def cmd_site(args):
         f'{config["gnss.datum.geoid.dn_de"]}, {config["gnss.datum.geoid.dn_dn"]}',
         '  HARN -> 2011 shift (lat, lon) {:.7e} deg, {:.7e} deg'.format(
             *config['gnss.datum.harn_to_nad83_2011_shift_deg']),
-        f'  UTM zone of the odometry     {config["ins.utm_zone"]}',
-        '  latitude/longitude/UTM of the origin: the geodesy issue adds them here.',
+        '',
+        'The tile origin (grid ENU 0, 0, 0) in every frame:',
     ]
     print('\n'.join(lines))
+    print(describe_point(config, 0.0, 0.0, 0.0, args.t, args.zone))
+    return 0
+
+
+def describe_point(config, e, n, u, t_s, zone=None):
+    """Every frame of grid point (e, n, u) at episode time t_s, as a small report."""
+    from acres_sim.core.geo import FRAMES, SiteGeoreference, US_SURVEY_FOOT_M, utm_forward
+    import math
+
+    site = SiteGeoreference.from_config(config)
+    zone = zone or config['ins.utm_zone']
+    east_ft, north_ft, up_ft = config['site.origin_source_ft']
+    navd88, undulation = site.heights(e, n, u)
+    lines = [
+        f'  episode time {t_s:g} s = epoch {site.epoch(t_s):.6f} '
+        f'({config["gnss.datum.start_utc"]} + t)',
+        f'  grid ENU        e {e:.4f} m, n {n:.4f} m, u {u:.4f} m',
+        f'  survey grid     E {east_ft + e / US_SURVEY_FOOT_M:.4f} ftUS, '
+        f'N {north_ft + n / US_SURVEY_FOOT_M:.4f} ftUS, '
+        f'NAVD88 {up_ft + u / US_SURVEY_FOOT_M:.4f} ftUS = {navd88:.4f} m',
+        f'  geoid           N {undulation:.4f} m (plane fit to GEOID12B)',
+        f'  {"frame":12} {"latitude [deg]":>15} {"longitude [deg]":>16} {"h [m]":>10}'
+        f' {f"UTM {zone} E [m]":>14} {f"UTM {zone} N [m]":>15}',
+    ]
+    for frame in FRAMES:
+        lat, lon, h = site.enu_to_geodetic(e, n, u, t_s, frame)
+        easting, northing, _gamma, _k = utm_forward(lat, lon, zone)
+        lines.append(f'  {frame:12} {lat:15.9f} {lon:16.9f} {h:10.4f} '
+                     f'{easting:14.4f} {northing:15.4f}')
+    lat, lon, _h = site.enu_to_geodetic(e, n, u, t_s, 'nad83_2011')
+    _e, _n, gamma, scale = utm_forward(lat, lon, zone)
+    alpha = site.grid_rotation_deg(e, n, u, t_s, 'nad83_2011', zone)
+    lines.append(f'  UTM {zone} (NAD83(2011)): convergence gamma {math.degrees(gamma):.5f} deg, '
+                 f'scale k {scale:.8f}, grid rotation alpha {alpha:.4f} deg')
+    return '\n'.join(lines)
+
+
+def _check_latlon(lat, lon):
+    if not -90.0 <= lat <= 90.0 or not -180.0 <= lon <= 180.0:
+        raise UsageError(f'latitude {lat} / longitude {lon} out of range '
+                         '(-90..90, -180..180 degrees)')
+
+
+def cmd_geo(args):
+    from acres_sim.core.geo import SiteGeoreference, utm_inverse
+
+    config = config_from_args(args)
+    site = SiteGeoreference.from_config(config)
+    zone = args.zone or config['ins.utm_zone']
+    if args.geo_command == 'enu':
+        e, n, u = args.e, args.n, args.u
+    else:
+        if args.geo_command == 'utm':
+            lat, lon = utm_inverse(args.easting, args.northing, zone)
+        else:
+            lat, lon = args.lat, args.lon
+        _check_latlon(lat, lon)
+        e, n, u = site.geodetic_to_enu(lat, lon, args.h, args.t, args.frame)
+    print(f'Point in every frame (site origin {config["site.origin_source_ft"]} ftUS):')
+    print(describe_point(config, e, n, u, args.t, zone))
     return 0
 
 
@@ -135,16 +200,47 @@ def build_parser():
     docs.set_defaults(run=cmd_config_docs)
 
     site = commands.add_parser('site', help='print the site georeference at the tile origin')
+    _add_time_and_zone(site)
     add_config_arguments(site)
     site.set_defaults(run=cmd_site)
+
+    geo = commands.add_parser('geo', help='convert a point between grid ENU, the geodetic '
+                                          'frames and UTM, printing every frame')
+    geo_commands = geo.add_subparsers(dest='geo_command', metavar='FROM', required=True)
+    enu = geo_commands.add_parser('enu', help='from grid ENU metres of the tile')
+    for name in ('e', 'n', 'u'):
+        enu.add_argument(name, type=float, help=f'grid {name} [m]')
+    geodetic = geo_commands.add_parser('geodetic', help='from latitude, longitude, height')
+    geodetic.add_argument('lat', type=float, help='latitude [deg]')
+    geodetic.add_argument('lon', type=float, help='longitude [deg], east positive')
+    geodetic.add_argument('h', type=float, help='ellipsoidal height [m]')
+    utm = geo_commands.add_parser('utm', help='from UTM easting, northing, height')
+    utm.add_argument('easting', type=float, help='[m]')
+    utm.add_argument('northing', type=float, help='[m]')
+    utm.add_argument('h', type=float, help='ellipsoidal height [m]')
+    for sub in (enu, geodetic, utm):
+        _add_time_and_zone(sub)
+        if sub is not enu:
+            sub.add_argument('--frame', default='wgs84_g2139',
+                             choices=['wgs84_g2139', 'nad83_harn', 'nad83_2011'],
+                             help='frame of the given coordinates (default: %(default)s)')
+        add_config_arguments(sub)
+        sub.set_defaults(run=cmd_geo)
     return parser
+
+
+def _add_time_and_zone(parser):
+    parser.add_argument('--t', type=float, default=0.0, metavar='SECONDS',
+                        help='episode time; the epoch is gnss.datum.start_utc + t (default 0)')
+    parser.add_argument('--zone', type=int, choices=range(1, 61), metavar='ZONE',
+                        help='UTM zone (default: ins.utm_zone)')
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except ConfigError as err:
+    except (ConfigError, UsageError) as err:
         print(f'acres-sim: error: {err}', file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `acres-sim config show | head`
