@@ -257,9 +257,9 @@ class SiteGeoreference:
 class AffineGridToUtm(NamedTuple):
     """APPROXIMATE grid ENU <-> UTM map: origin, rotation alpha and scale.
 
-    Good to millimetres near the origin (the rotation and scale of the
-    projections drift slowly across a tile); use the exact chain for sensor
-    outputs.
+    Within 0.2 mm up to 1 km and 0.7 mm up to 2 km from the origin (the
+    rotation and scale of the projections drift slowly across a tile); use the
+    exact chain for sensor outputs.
     """
 
     origin_e_m: float
