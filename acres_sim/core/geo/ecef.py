@@ -26,8 +26,14 @@ def geodetic_to_ecef_rad(phi, lam, h, a, e2):
 
 @njit(cache=True)
 def ecef_to_geodetic_rad(X, Y, Z, a, e2):
-    """(X, Y, Z) -> (phi, lambda, h) on the ellipsoid (a, e2), 8 iterations."""
+    """(X, Y, Z) -> (phi, lambda, h) on the ellipsoid (a, e2), 8 iterations.
+
+    On the polar axis (p = 0) the iteration would divide by zero; there the
+    answer is exact: a pole, at height |Z| - b.
+    """
     p = math.sqrt(X * X + Y * Y)
+    if p == 0.0:
+        return math.copysign(0.5 * math.pi, Z), 0.0, abs(Z) - a * math.sqrt(1.0 - e2)
     phi = math.atan2(Z, p * (1.0 - e2))
     h = 0.0
     for _ in range(ECEF_ITERATIONS):
