@@ -6,11 +6,13 @@ The core never reads key names; this module maps keys to the plain records
 
 import math
 
+import numpy as np
+
 from acres_sim.config.validate import parse_utc
 from acres_sim.core.geo.helmert import HelmertParams
 from acres_sim.core.geo.site import SiteParams
 
-__all__ = ['helmert_params', 'site_georeference_args']
+__all__ = ['error_params', 'helmert_params', 'rtk_params', 'site_georeference_args']
 
 _HELMERT = 'gnss.datum.helmert_itrf2014_to_nad83_2011'
 
@@ -32,3 +34,39 @@ def site_georeference_args(config):
         config['gnss.datum.geoid.n0_m'], config['gnss.datum.geoid.dn_de'],
         config['gnss.datum.geoid.dn_dn'], helmert_params(config))
     return params, parse_utc(config['gnss.datum.start_utc'])
+
+
+def rtk_params(config):
+    """The fix-state machine's parameters (spec: Fix State Machine)."""
+    from acres_sim.core.gnss.fix_state import RtkParams
+
+    def rtk(name):
+        return config[f'gnss.rtk.{name}']
+
+    return RtkParams(
+        cold_start=config['gnss.start'] == 'cold', cold_ttff_s=config['gnss.cold_ttff_s'],
+        rtk_max_age_s=config['gnss.corrections.rtk_max_age_s'],
+        dgps_max_age_s=config['gnss.corrections.dgps_max_age_s'],
+        ttf_median_s=rtk('ttf_median_s'), ttf_log_sigma=rtk('ttf_log_sigma'),
+        ttf_multipath_gain=rtk('ttf_multipath_gain'), reacquire_factor=rtk('reacquire_factor'),
+        reacquire_window_s=rtk('reacquire_window_s'),
+        min_clear_satellites=rtk('min_clear_satellites'),
+        float_min_satellites=rtk('float_min_satellites'), max_pdop=rtk('max_pdop'),
+        cycle_slip_rate_per_s=rtk('cycle_slip_rate_per_s'))
+
+
+def error_params(config):
+    """The error model's parameters (spec: Error Model); no_fix uses single's row."""
+    from acres_sim.core.gnss.errors import STATE_FIELDS, ErrorParams
+    from acres_sim.core.gnss.fix_state import STATE_NAMES
+
+    def row(state):
+        return [config[f'gnss.states.{state}.{field}'] for field in STATE_FIELDS]
+
+    table = np.array([row('single' if name == 'no_fix' else name) for name in STATE_NAMES])
+    return ErrorParams(
+        states=table, multipath_tau_s=config['gnss.multipath_tau_s'],
+        multipath_vertical_ratio=config['gnss.multipath_vertical_ratio'],
+        baseline_km=config['gnss.corrections.baseline_km'],
+        ppm_h=config['gnss.corrections.ppm_h'], ppm_v=config['gnss.corrections.ppm_v'],
+        noise=config['noise'])
