@@ -12,7 +12,8 @@ from acres_sim.config.validate import parse_utc
 from acres_sim.core.geo.helmert import HelmertParams
 from acres_sim.core.geo.site import SiteParams
 
-__all__ = ['error_params', 'helmert_params', 'rtk_params', 'site_georeference_args']
+__all__ = ['error_params', 'gnss_settings', 'helmert_params', 'rtk_params',
+           'site_georeference_args']
 
 _HELMERT = 'gnss.datum.helmert_itrf2014_to_nad83_2011'
 
@@ -70,3 +71,29 @@ def error_params(config):
         baseline_km=config['gnss.corrections.baseline_km'],
         ppm_h=config['gnss.corrections.ppm_h'], ppm_v=config['gnss.corrections.ppm_v'],
         noise=config['noise'])
+
+
+def gnss_settings(config, agent_index=None):
+    """The receiver's settings; ``agent_index`` defaults to the config's agent.index."""
+    from acres_sim.core.gnss.corrections import outage_array
+    from acres_sim.core.gnss.receiver import GnssSettings
+    from acres_sim.core.gnss.sky import make_sky_params, system_mask
+    from acres_sim.core.rng import stream_seed
+
+    agent = config['agent.index'] if agent_index is None else agent_index
+    offset_all = config['agent.offset_all_streams']
+    return GnssSettings(
+        sky=make_sky_params(config['gnss.elevation_mask_deg'],
+                            config['gnss.obstruction.near_margin_m'],
+                            config['gnss.obstruction.foliage_block_path_m'],
+                            config['gnss.obstruction.reflector_range_m']),
+        system_on=system_mask(*(config[f'gnss.constellations.{name}']
+                                for name in ('gps', 'galileo', 'glonass'))),
+        rtk=rtk_params(config), errors=error_params(config),
+        correction_interval_s=config['gnss.corrections.interval_s'],
+        correction_latency_s=config['gnss.corrections.latency_s'],
+        outages=outage_array(config['gnss.corrections.outages_s']),
+        output_frame=config['gnss.datum.output_frame'],
+        georeferenced=config['site.enabled'],
+        error_seed=stream_seed(config['seed'], 'gnss_errors', agent, offset_all),
+        constellation_seed=stream_seed(config['seed'], 'gnss_constellation', agent, offset_all))

@@ -1,0 +1,240 @@
+"""Tests of acres_sim.core.schedule (spec: Frames and Sample Times: Due, Emit, Drain).
+
+Physics time is t = k / 120 for step k, as in the headless loop.  References:
+the sample steps worked out in exact integer arithmetic (the first step k with
+k/120 >= n/f is ceil(120 n / f)), and exact rationals for the delay line.
+"""
+
+from fractions import Fraction
+import math
+
+import pytest
+
+from acres_sim.core.schedule import DELAY_TOLERANCE_S, DelayLine, Due, Release
+
+PHYSICS_HZ = 120
+ONE_HOUR = PHYSICS_HZ * 3600
+
+
+def sampled_steps(rate_hz, steps, start=0.0):
+    due = Due(rate_hz, start)
+    return [k for k in range(steps) if due.due(k / PHYSICS_HZ)]
+
+
+def exact_steps(rate_hz, steps):
+    """Steps k = ceil(120 n / f) for integer f, in exact integer arithmetic."""
+    out, n = [], 0
+    while True:
+        k = -((-PHYSICS_HZ * n) // rate_hz)
+        if k >= steps:
+            return out
+        out.append(k)
+        n += 1
+
+
+def intervals(ks):
+    return [b - a for a, b in zip(ks, ks[1:])]
+
+
+# ---------------------------------------------------------------------------
+# Due
+# ---------------------------------------------------------------------------
+
+def test_100hz_pattern_in_the_first_second():
+    ks = sampled_steps(100, PHYSICS_HZ)
+    # Due times n/100 fall on steps ceil(1.2 n): 0, 2, 3, 4, 5, 6, 8, ... -- every
+    # step except those with k % 6 == 1.
+    assert ks == [k for k in range(PHYSICS_HZ) if k % 6 != 1]
+    assert ks[:7] == [0, 2, 3, 4, 5, 6, 8]
+    assert len(ks) == 100
+    assert set(intervals(ks)) == {1, 2}
+    assert intervals(ks)[:5] == [2, 1, 1, 1, 1]
+
+
+def test_100hz_over_one_hour():
+    ks = sampled_steps(100, ONE_HOUR)
+    assert len(ks) == 100 * 3600
+    assert set(intervals(ks)) == {1, 2}
+    exact = exact_steps(100, ONE_HOUR)
+    first_difference = next(i for i, (a, b) in enumerate(zip(ks, exact)) if a != b)
+    # The spec's accumulated due time slips one step at t = 2584.85 s (module docstring).
+    assert ks[:first_difference] == exact[:first_difference]
+    assert exact[first_difference] == 310182 and ks[first_difference] == 310183
+
+
+def test_10hz_every_12_steps_for_an_hour():
+    ks = sampled_steps(10, ONE_HOUR)
+    assert ks == list(range(0, ONE_HOUR, 12))
+
+
+def test_120hz_every_step_until_the_accumulator_slips():
+    ks = sampled_steps(120, ONE_HOUR)
+    assert ks[:224352] == list(range(224352))         # every step up to t = 1869.6 s
+    assert 224352 not in ks                            # the one slip of the first hour
+    assert ks[224352:] == list(range(224353, ONE_HOUR))
+    assert len(ks) == ONE_HOUR - 1
+
+
+def test_7hz_for_an_hour():
+    ks = sampled_steps(7, ONE_HOUR)
+    assert ks == exact_steps(7, ONE_HOUR)
+    assert len(ks) == 7 * 3600
+    assert set(intervals(ks)) == {17, 18}              # 120/7 = 17.14 steps
+    assert ks[:8] == [0, 18, 35, 52, 69, 86, 103, 120]
+
+
+@pytest.mark.parametrize('rate_hz, first_slip', [
+    (120, 224352), (100, 310182), (60, 354462), (10, 908148), (7, 2294640),
+])
+def test_spec_accumulator_against_a_sample_counter(rate_hz, first_slip):
+    """The check asked for in design: literal repeated addition (Due) against
+    a due time n/f from an integer count.  They agree up to `first_slip` and
+    differ there (the numbers the module docstring reports)."""
+    due = Due(rate_hz)
+    literal_due, n = 0.0, 0
+    for k in range(first_slip + 1):
+        t = k / PHYSICS_HZ
+        got = due.due(t)
+        # an independent transcription of the spec's two lines
+        literal = t + 1e-8 >= literal_due
+        if literal:
+            literal_due += 1.0 / rate_hz
+        assert got == literal
+        counted = t + 1e-8 >= n / rate_hz
+        if counted:
+            n += 1
+        assert (got == counted) == (k < first_slip), k
+    assert due.t_due == literal_due
+
+
+def test_start_offset_and_reset():
+    due = Due(10, start=0.5)
+    ks = [k for k in range(240) if due.due(k / PHYSICS_HZ)]
+    assert ks == [60, 72, 84, 96, 108, 120, 132, 144, 156, 168, 180, 192, 204, 216, 228]
+    assert due.count == len(ks)
+    due.reset()
+    assert due.count == 0 and due.t_due == 0.5
+    assert not due.due(0.49) and due.due(0.5)
+    due.reset(start=0.0)
+    assert due.due(0.0)
+
+
+def test_tolerance_of_the_due_comparison():
+    due = Due(10)
+    assert due.due(0.0)
+    assert not due.due(0.1 - 2e-8)
+    assert due.due(0.1 - 0.5e-8)   # within 1e-8 counts as due
+    assert due.t_due == pytest.approx(0.2)
+
+
+def test_one_sample_per_call():
+    due = Due(10)
+    assert due.due(5.0) and due.count == 1
+    assert due.due(5.0) and due.count == 2          # behind schedule: catches up one per call
+    assert due.t_due == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize('rate', [0, -1, float('inf'), float('nan')])
+def test_rejects_bad_rates(rate):
+    with pytest.raises(ValueError):
+        Due(rate)
+
+
+# ---------------------------------------------------------------------------
+# DelayLine
+# ---------------------------------------------------------------------------
+
+def test_release_order_and_several_in_one_drain():
+    line = DelayLine(0.05)
+    for i, ts in enumerate((0.0, 0.01, 0.02, 0.03)):
+        line.push(ts, f'row{i}')
+    assert line.drain(0.049) == []
+    assert line.pending() == 4
+    out = line.drain(0.07)
+    assert [r.item for r in out] == ['row0', 'row1', 'row2']
+    assert [r.sample_time for r in out] == [0.0, 0.01, 0.02]
+    assert [r.available_time for r in out] == [0.0 + 0.05, 0.01 + 0.05, 0.02 + 0.05]
+    assert all(r.delivery_time == 0.07 for r in out)
+    assert len(line) == 1
+    assert line.drain(0.2) == [Release('row3', 0.03, 0.03 + 0.05, 0.2)]
+    assert line.pending() == 0 and line.drain(10.0) == []
+
+
+def test_zero_delay_releases_in_the_same_step():
+    line = DelayLine(0.0)
+    line.push(1.25, 'a')
+    assert line.drain(1.25) == [Release('a', 1.25, 1.25, 1.25)]
+
+
+def test_delivery_is_the_drain_time():
+    line = DelayLine(0.05)
+    line.push(1.0, 'a')
+    (r,) = line.drain(3.0)  # a late drain: delivered when drained, not when available
+    assert (r.sample_time, r.available_time, r.delivery_time) == (1.0, 1.05, 3.0)
+
+
+def test_delay_of_0_05_is_six_steps_at_120hz():
+    line = DelayLine(0.05)
+    released = 0
+    for k in range(ONE_HOUR):
+        line.push(k / PHYSICS_HZ, k)
+        out = line.drain(k / PHYSICS_HZ)
+        if k < 6:
+            assert out == []
+        else:
+            assert [r.item for r in out] == [k - 6], k
+            assert out[0].delivery_time == k / PHYSICS_HZ
+        released += len(out)
+    assert released == ONE_HOUR - 6 and line.pending() == 6
+
+
+def test_the_tolerance_is_needed_for_six_steps():
+    # Without it, k/120 + 0.05 lies one ulp above (k+6)/120 for many k ...
+    late = [k for k in range(ONE_HOUR) if k / 120 + 0.05 > (k + 6) / 120]
+    assert len(late) > ONE_HOUR // 10
+    # ... and never by as much as the tolerance.
+    assert max((k / 120 + 0.05) - (k + 6) / 120 for k in late) < DELAY_TOLERANCE_S / 100
+
+
+def test_pending_and_flush():
+    line = DelayLine(0.5)
+    line.push(0.0, 'a')
+    line.push(0.1, 'b')
+    assert line.pending() == 2
+    assert line.flush() == [Release('a', 0.0, 0.5, None), Release('b', 0.1, 0.6, None)]
+    assert line.pending() == 0 and line.flush() == []
+    line.push(0.2, 'c')
+    line.reset()
+    assert line.pending() == 0
+
+
+def test_rejects_bad_input():
+    with pytest.raises(ValueError):
+        DelayLine(-0.01)
+    with pytest.raises(ValueError):
+        DelayLine(float('nan'))
+    line = DelayLine(0.05)
+    line.push(1.0, 'a')
+    line.push(1.0, 'same time is fine')
+    with pytest.raises(ValueError):
+        line.push(0.9, 'back in time')
+
+
+@pytest.mark.parametrize('rate_hz', [100, 10, 7, 120])
+@pytest.mark.parametrize('delay', ['0.05', '0', '0.1', '0.013', '1.2'])
+def test_due_and_delay_compose_as_in_exact_arithmetic(rate_hz, delay):
+    """Sample when due, push, drain: each row is delivered at the first step
+    with t >= t_sample + delay in exact rationals, over 60 s."""
+    due, line = Due(rate_hz), DelayLine(float(delay))
+    d = Fraction(delay)
+    delivered = []
+    for k in range(60 * PHYSICS_HZ):
+        t = k / PHYSICS_HZ
+        if due.due(t):
+            line.push(t, k)
+        delivered += [(r.item, k) for r in line.drain(t)]
+    for k_sample, k_delivery in delivered:
+        # first step j with j/120 >= k_sample/120 + d
+        expected = math.ceil(k_sample + d * PHYSICS_HZ)
+        assert k_delivery == expected
+    assert len(delivered) + line.pending() == due.count
