@@ -34,5 +34,11 @@ def lever_arm_from_chassis(lever_arm_m, mount_frame, wheelbase_m, cog_height_m) 
 
 @njit(cache=True)
 def point_at_lever_arm(p, R, r):
-    """World position p + R r of the point at lever arm ``r`` (e.g. the antenna p_a)."""
-    return p + R @ r
+    """World position p + R r of the point at lever arm ``r`` (e.g. the antenna p_a).
+
+    Written out: numba's matrix product needs SciPy's BLAS, which is not a dependency.
+    """
+    out = np.empty(3)
+    for i in range(3):
+        out[i] = p[i] + R[i, 0] * r[0] + R[i, 1] * r[1] + R[i, 2] * r[2]
+    return out
