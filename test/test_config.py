@@ -127,7 +127,8 @@ def test_outages_accept_pairs_and_strings_and_append_from_the_command_line(tmp_p
     assert read_layer(strings)['gnss.corrections.outages_s'] == [[10.0, 20.0], [30.0, 45.5]]
 
 
-@pytest.mark.parametrize('outage', ['10-20', '20:10', '5:5', '-1:3', 'a:b', '1:2:3', ':'])
+@pytest.mark.parametrize('outage', ['10-20', '20:10', '5:5', '-1:3', 'a:b', '1:2:3', ':',
+                                    '100:1e20'])
 def test_malformed_outages_are_refused(outage):
     with pytest.raises(ConfigError, match='outages_s') as err:
         load_config(add_outages=[outage])

@@ -94,6 +94,15 @@ def test_cycle_slip_restarts_convergence_but_keeps_the_lock_time():
     assert state[CONVERGE] == pytest.approx(DT) and state[T_LOCK] == -600.0
 
 
+def test_cycle_slip_needs_the_uniform_strictly_below_the_rate():
+    p = params()
+    m = 0.25
+    state = initial_fix_state(cold_start=False)
+    step(state, p, 0.0)
+    step(state, p, 0.1, m=m, uniform=0.3 * m * DT)     # equal: no slip
+    assert state[T_LOSS] == -math.inf and state[CONVERGE] == pytest.approx(2 * DT)
+
+
 def test_fixed_falls_to_float_when_not_capable_and_draws_again():
     p = params()
     state = initial_fix_state(cold_start=False)
@@ -167,9 +176,13 @@ def test_sigmas_of_the_states_by_hand():
     decay = math.exp(-1.0)
     assert run.sigmas[0][0] == pytest.approx((0.10 + 0.30 * decay + 0.005) * 0.5)
     assert run.sigmas[0][2] == pytest.approx((0.20 + 0.60 * decay + 0.0075) * 20.0)
-    # no_fix uses single's parameters, without the baseline term
+    # no_fix uses single's parameters; no baseline term outside the RTK states
     run.epoch(NO_FIX, 131.0)
     assert run.sigmas[0][0] == pytest.approx(1.0) and run.sigmas[1][2] == pytest.approx(0.6)
+    run.epoch(SINGLE, 132.0)
+    assert run.sigmas[0][0] == pytest.approx(1.0) and run.sigmas[0][2] == pytest.approx(2.0)
+    run.epoch(DGPS, 133.0)
+    assert run.sigmas[0][0] == pytest.approx(0.35) and run.sigmas[0][2] == pytest.approx(0.70)
 
 
 @pytest.mark.parametrize('fix', [RTK_FIXED, RTK_FLOAT, DGPS, SINGLE])

@@ -62,7 +62,7 @@ class Key:
         if self.choices:
             return ' or '.join(self.choices)
         if self.kind == 'outages':
-            return 'pairs [start, end) with 0 <= start < end, or "START:END" strings'
+            return 'pairs [start, end) with 0 <= start < end <= 1e9 s, or "START:END" strings'
         if self.kind == 'utc':
             return 'an ISO 8601 time with a zone, e.g. 2026-09-23T15:00:00Z'
         unit = f' {self.unit}' if self.unit else ''

@@ -15,6 +15,11 @@ __all__ = ['ConfigError', 'check_value', 'check_config', 'parse_outage', 'unknow
            'parse_utc']
 
 
+# Outage bounds stay far inside the message-index arithmetic of the receiver
+# (1e9 s is 31 years of episode time).
+OUTAGE_END_MAX_S = 1e9
+
+
 class ConfigError(ValueError):
     """A configuration the user must fix; ``str(err)`` is the whole message."""
 
@@ -73,8 +78,9 @@ def _outage(k, pair, shown, source):
             or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in pair)):
         raise _fail(k, shown, 'malformed outage, expected [start, end] in seconds', source)
     start, end = float(pair[0]), float(pair[1])
-    if not (math.isfinite(start) and math.isfinite(end) and 0.0 <= start < end):
-        raise _fail(k, shown, 'an outage needs 0 <= start < end', source)
+    if not (math.isfinite(start) and math.isfinite(end)
+            and 0.0 <= start < end <= OUTAGE_END_MAX_S):
+        raise _fail(k, shown, 'an outage needs 0 <= start < end <= 1e9 s', source)
     return [start, end]
 
 

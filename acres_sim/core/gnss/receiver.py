@@ -108,8 +108,13 @@ class GnssReceiver:
 
     def epoch(self, t, antenna_enu):
         """The receiver's row at episode time ``t`` [s] for the true antenna
-        position ``antenna_enu`` (grid ENU, m)."""
+        position ``antenna_enu`` (grid ENU, m).  ``t`` must increase from epoch
+        to epoch (ValueError otherwise); after a gap or a jump back, reset()."""
         s = self.settings
+        t = float(t)
+        if self.last_t is not None and not t > self.last_t:
+            raise ValueError(f'GNSS epoch at t = {t!r} s after one at {self.last_t!r} s: '
+                             'time must increase (call reset() to start again)')
         e_a, n_a, u_a = (float(v) for v in antenna_enu)
         satellite_los_enu(t, self.constellation, self.site_frame, self._los)
         sky_epoch(self._los, self.constellation.system, s.system_on, e_a, n_a, u_a,
