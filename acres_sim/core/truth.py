@@ -7,7 +7,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ['Truth']
+__all__ = ['PHYSICS_HZ', 'Truth']
+
+PHYSICS_HZ = 120  # physics steps per second; t = k / PHYSICS_HZ from the integer step k
 
 
 class Truth(NamedTuple):

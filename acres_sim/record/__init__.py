@@ -1,0 +1,1 @@
+"""Headless recording: the same models as the live rig, no middleware, files out."""
