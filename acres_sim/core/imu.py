@@ -1,0 +1,208 @@
+"""The IMU: specific force and angular rate at the IMU point (spec: IMU).
+
+At every physics step the model differences the velocity of the IMU point over
+that one step (dt = 1/120 s) and turns it into a body-axis specific force:
+
+    v_i = v + w x (p + R r_i - p_c)              velocity of the IMU point, world
+    a_k = (v_i,k - v_i,k-1) / dt
+    f_k = R_k^T (a_k - g),   g = (0, 0, -9.80665) m/s^2
+    w_k = R_k^T w_k
+
+A sample is the mean of the newest two steps plus a constant bias and white
+noise.  The two-step mean cancels anything that flips sign every physics step
+(a zero at 60 Hz: the parked brake solver's +-0.02 m/s chatter vanishes).  A
+sample needs two differences, i.e. three physics steps since the start or since
+the last restart; until then :meth:`ImuModel.sample` gives None and draws
+nothing.  A restart happens at the first step, on ``truth.reset`` and on any
+step that does not follow the previous one (a gap in the truth), so a pose
+jump never shows up as an acceleration.
+
+Random values from the IMU stream: 6 Gaussians at reset (accelerometer bias
+x, y, z, then gyroscope bias x, y, z), then 6 per produced sample (accelerometer
+noise x, y, z, then gyroscope noise x, y, z).  With ``noise`` off the biases
+and noise are zero but the same values are drawn.
+
+Body axes are FLU throughout, so the spec's FLU() conversion (from Unreal) is
+the identity here.  Units: m, s, m/s^2, rad/s.
+"""
+
+from typing import NamedTuple, Optional
+
+from numba import njit
+import numpy as np
+
+from acres_sim.core.rng import Pcg32, pcg32_gaussian
+
+__all__ = ['GRAVITY_MPS2', 'ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step',
+           'imu_sample_values']
+
+GRAVITY_MPS2 = 9.80665          # standard gravity; the world gravity vector is (0, 0, -g)
+PHYSICS_DT_S = 1.0 / 120.0      # one physics step (spec: Symbols; core.truth.PHYSICS_HZ)
+
+# Layout of the model's memory (one float64 array, index by index):
+V_PREV = 0      # 0:3   v_i at the previous physics step, world [m/s]
+F_NEW = 3       # 3:6   f of the newest difference, body FLU [m/s^2]
+F_OLD = 6       # 6:9   f of the difference before it
+W_NEW = 9       # 9:12  w_b of the newest step, body FLU [rad/s]
+W_OLD = 12      # 12:15 w_b of the step before it
+N_DIFF = 15     # 15    number of differences since the last restart, capped at 2
+MEMORY_SIZE = 16
+
+VALUES_AT_RESET = 6
+VALUES_PER_SAMPLE = 6
+
+
+class ImuParams(NamedTuple):
+    """The IMU's parameters (config keys imu.*; defaults of the spec's table)."""
+
+    hz: float                 # sample rate [Hz] (used by the caller's Due)
+    accel_std_mps2: float     # white noise of the specific force, each axis and sample
+    gyro_std_radps: float     # white noise of the angular rate, each axis and sample
+    accel_bias_mps2: float    # standard deviation of the constant accelerometer bias
+    gyro_bias_radps: float    # standard deviation of the constant gyroscope bias
+    lever_arm_m: np.ndarray   # IMU point from the chassis origin, body FLU [m], (3,)
+    noise: bool               # False: biases and noise are zero (values still drawn)
+
+
+class ImuBiases(NamedTuple):
+    """The episode's constant biases, body FLU (episode.json's imu_bias_flu)."""
+
+    accel_mps2: tuple
+    gyro_radps: tuple
+
+
+@njit(cache=True)
+def imu_difference_step(p, R, v, w, p_c, r_i, restart, dt, memory):
+    """Advance the memory by one physics step of the truth (p, R, v, w, p_c).
+
+    Computes the IMU point's velocity; unless ``restart`` it also forms the
+    specific force and body rate of this step and shifts the two-step history.
+    A restart keeps only the velocity and clears the difference count.
+    """
+    # lever from the centre of mass to the IMU point, world axes
+    d0 = p[0] + R[0, 0] * r_i[0] + R[0, 1] * r_i[1] + R[0, 2] * r_i[2] - p_c[0]
+    d1 = p[1] + R[1, 0] * r_i[0] + R[1, 1] * r_i[1] + R[1, 2] * r_i[2] - p_c[1]
+    d2 = p[2] + R[2, 0] * r_i[0] + R[2, 1] * r_i[1] + R[2, 2] * r_i[2] - p_c[2]
+    vi0 = v[0] + w[1] * d2 - w[2] * d1
+    vi1 = v[1] + w[2] * d0 - w[0] * d2
+    vi2 = v[2] + w[0] * d1 - w[1] * d0
+    if restart:
+        memory[N_DIFF] = 0.0
+    else:
+        # a - g with g = (0, 0, -G): the up component gains +G
+        a0 = (vi0 - memory[V_PREV]) / dt
+        a1 = (vi1 - memory[V_PREV + 1]) / dt
+        a2 = (vi2 - memory[V_PREV + 2]) / dt + GRAVITY_MPS2
+        for j in range(3):
+            memory[F_OLD + j] = memory[F_NEW + j]
+            memory[W_OLD + j] = memory[W_NEW + j]
+            # R^T x: column j of R dotted with x
+            memory[F_NEW + j] = R[0, j] * a0 + R[1, j] * a1 + R[2, j] * a2
+            memory[W_NEW + j] = R[0, j] * w[0] + R[1, j] * w[1] + R[2, j] * w[2]
+        memory[N_DIFF] = min(memory[N_DIFF] + 1.0, 2.0)
+    memory[V_PREV] = vi0
+    memory[V_PREV + 1] = vi1
+    memory[V_PREV + 2] = vi2
+
+
+@njit(cache=True)
+def imu_sample_values(memory, bias, sigma_a, sigma_g, rng_state, out):
+    """One sample into ``out`` (6: specific force then angular rate, body FLU):
+    the mean of the two newest steps, plus ``bias`` (6), plus noise drawn as
+    3 accelerometer then 3 gyroscope Gaussians."""
+    for j in range(3):
+        out[j] = 0.5 * (memory[F_NEW + j] + memory[F_OLD + j]) + bias[j]
+    for j in range(3):
+        out[3 + j] = 0.5 * (memory[W_NEW + j] + memory[W_OLD + j]) + bias[3 + j]
+    for j in range(3):
+        out[j] += sigma_a * pcg32_gaussian(rng_state)
+    for j in range(3):
+        out[3 + j] += sigma_g * pcg32_gaussian(rng_state)
+
+
+@njit(cache=True)
+def _draw_biases(rng_state, sigma_ba, sigma_bg, bias):
+    for j in range(3):
+        bias[j] = sigma_ba * pcg32_gaussian(rng_state)
+    for j in range(3):
+        bias[3 + j] = sigma_bg * pcg32_gaussian(rng_state)
+
+
+class ImuModel:
+    """One vehicle's IMU.
+
+    Call :meth:`physics_step` with the truth of every physics step, and
+    :meth:`sample` at the sample times (the caller's ``Due(params.hz)``).
+    ``rng`` is the IMU stream (:func:`acres_sim.core.rng.make_stream` with
+    'imu'); the model keeps its starting position and draws from its own copy,
+    exposed as ``self.rng``.  ``restarts`` counts the restarts of the
+    differences since :meth:`reset` (the first step included).
+    """
+
+    def __init__(self, params: ImuParams, rng: Pcg32):
+        self.params = params
+        self._rng_start = rng.state.copy()
+        self._lever = np.ascontiguousarray(params.lever_arm_m, dtype=np.float64).reshape(3)
+        self._memory = np.zeros(MEMORY_SIZE)
+        self._bias = np.zeros(6)
+        self._out = np.zeros(6)
+        noise = bool(params.noise)
+        self._sigma_a = float(params.accel_std_mps2) if noise else 0.0
+        self._sigma_g = float(params.gyro_std_radps) if noise else 0.0
+        self._sigma_ba = float(params.accel_bias_mps2) if noise else 0.0
+        self._sigma_bg = float(params.gyro_bias_radps) if noise else 0.0
+        self.reset()
+
+    @classmethod
+    def from_config(cls, config, lever_arm_chassis, agent_index=None) -> 'ImuModel':
+        """The IMU of a resolved Config; ``lever_arm_chassis`` is the mount
+        already converted to a lever arm from the chassis origin."""
+        from acres_sim.config.sensor_records import imu_params, imu_stream
+        return cls(imu_params(config, lever_arm_chassis), imu_stream(config, agent_index))
+
+    def reset(self) -> None:
+        """Back to the start of an episode: the stream from its first value,
+        new biases (6 values), no differences."""
+        self.rng = Pcg32.from_state(int(self._rng_start[0]), int(self._rng_start[1]))
+        _draw_biases(self.rng.state, self._sigma_ba, self._sigma_bg, self._bias)
+        self._memory[:] = 0.0
+        self._last_step = None
+        self.restarts = 0
+
+    @property
+    def biases(self) -> ImuBiases:
+        """The constant biases of this episode (body FLU)."""
+        b = self._bias.tolist()
+        return ImuBiases(tuple(b[:3]), tuple(b[3:]))
+
+    @property
+    def ready(self) -> bool:
+        """Whether two differences exist, so that :meth:`sample` gives a row."""
+        return self._memory[N_DIFF] >= 2.0
+
+    def physics_step(self, truth) -> None:
+        """Take the truth of one physics step (an :class:`acres_sim.core.truth.Truth`).
+
+        The differences restart on the first step, on ``truth.reset`` and when
+        ``truth.step`` does not follow the previous step.
+        """
+        step = truth.step
+        restart = truth.reset or self._last_step is None or step != self._last_step + 1
+        if restart:
+            self.restarts += 1
+        self._last_step = step
+        imu_difference_step(truth.p, truth.R, truth.v, truth.w, truth.p_c, self._lever,
+                            restart, PHYSICS_DT_S, self._memory)
+
+    def sample(self, t: float) -> Optional[dict]:
+        """The imu.jsonl row of a sample taken at time ``t`` [s] (the current
+        physics step), or None, drawing nothing, while fewer than two
+        differences exist.  The row carries no times: the delay line adds them."""
+        if self._memory[N_DIFF] < 2.0:
+            return None
+        out = self._out
+        imu_sample_values(self._memory, self._bias, self._sigma_a, self._sigma_g,
+                          self.rng.state, out)
+        f0, f1, f2, w0, w1, w2 = out.tolist()
+        return {'specific_force_flu_mps2': [round(f0, 6), round(f1, 6), round(f2, 6)],
+                'angular_velocity_flu_radps': [round(w0, 8), round(w1, 8), round(w2, 8)]}
