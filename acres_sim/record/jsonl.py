@@ -1,0 +1,205 @@
+"""JSON Lines writer for the recorder's rows (``gnss.jsonl``, ``imu.jsonl``,
+``ins.jsonl``): one JSON object per line, and never a partial line.
+
+* Each row is serialised to a complete line first (``json.dumps`` with
+  ``allow_nan=False``: a NaN or an infinity is an error -- rows say ``null``).
+  Floats are written as Python's ``repr`` (the shortest text that reads back
+  to the same double); numpy scalars and arrays are accepted and converted.
+* Complete lines are kept in memory and written to the file with one
+  unbuffered write every ``flush_every`` lines, on :meth:`JsonlWriter.flush`
+  and on :meth:`JsonlWriter.close`.  The file therefore only ever grows by
+  whole lines; a kill at any moment leaves at most the unflushed lines out.
+* A Ctrl-C (SIGINT) or a SIGTERM turned into an exception that arrives while a
+  write to the file is in progress is held back until the write is complete
+  (:func:`interrupts_held`), then raised as usual.
+
+The same hold is used by :mod:`acres_sim.record.bag` around each message.
+"""
+
+import json
+from pathlib import Path
+import signal
+import threading
+import warnings
+
+import numpy as np
+
+__all__ = ['JsonlWriter', 'dumps_row', 'interrupts_held']
+
+
+# ----------------------------------------------------------------------------
+# Holding back SIGINT / SIGTERM while a file is in an intermediate state
+
+_HELD_SIGNALS = tuple(getattr(signal, name) for name in ('SIGINT', 'SIGTERM')
+                      if hasattr(signal, name))
+
+
+class _HoldState:
+    depth = 0             # nesting depth of interrupts_held() on the main thread
+    pending = []          # signal numbers that arrived while held
+    previous = {}         # signal number -> the Python handler we wrapped
+
+
+def _held_handler(signum, frame):
+    if _HoldState.depth > 0:
+        _HoldState.pending.append(signum)
+        return
+    _HoldState.previous[signum](signum, frame)
+
+
+class interrupts_held:
+    """Context manager: on the main thread, a SIGINT or SIGTERM whose handler
+    is a Python function (KeyboardInterrupt for SIGINT by default, or whatever
+    the application installed) runs only when the outermost block ends, so
+    the block is never left half done.  Signals with the default OS action
+    (SIGTERM unless a handler was installed) are not touched.  On other
+    threads this does nothing (signals are only handled on the main thread).
+    """
+
+    __slots__ = ('_active',)
+
+    def __enter__(self):
+        self._active = threading.current_thread() is threading.main_thread()
+        if self._active:
+            for sig in _HELD_SIGNALS:
+                handler = signal.getsignal(sig)
+                if handler is not _held_handler and callable(handler):
+                    _HoldState.previous[sig] = handler
+                    signal.signal(sig, _held_handler)
+            _HoldState.depth += 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._active:
+            _HoldState.depth -= 1
+            if _HoldState.depth == 0 and _HoldState.pending:
+                signum = _HoldState.pending[0]
+                _HoldState.pending.clear()
+                _HoldState.previous[signum](signum, None)
+        return False
+
+
+# ----------------------------------------------------------------------------
+# Rows to lines
+
+def _json_default(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, (tuple, set, frozenset)):
+        return list(obj)
+    raise TypeError(f'{type(obj).__name__} is not JSON serialisable')
+
+
+def dumps_row(row) -> str:
+    """One row as one line of JSON, without the newline.  Compact separators,
+    keys in the row's order, ASCII only; NaN and infinities raise ValueError."""
+    return json.dumps(row, allow_nan=False, separators=(',', ':'), default=_json_default)
+
+
+# ----------------------------------------------------------------------------
+# The writer
+
+class JsonlWriter:
+    """Append rows to a JSON Lines file, one whole line per row.
+
+    ``mode`` ``'w'`` (default) starts a new file (truncating an old one),
+    ``'a'`` appends to an existing file (a trailing partial line left by a
+    crash of some other writer is cut off with a warning, so the file stays
+    line-whole), ``'x'`` refuses to overwrite.  ``flush_every`` lines are
+    collected before one write to the file; ``flush_every=1`` writes each line
+    at once.  Use as a context manager or call :meth:`close` (twice is fine).
+    """
+
+    def __init__(self, path, *, mode: str = 'w', flush_every: int = 100):
+        if mode not in ('w', 'a', 'x'):
+            raise ValueError(f"mode must be 'w', 'a' or 'x', not {mode!r}")
+        if int(flush_every) < 1:
+            raise ValueError(f'flush_every must be at least 1, not {flush_every!r}')
+        self.path = Path(path)
+        self.flush_every = int(flush_every)
+        self.lines_written = 0          # rows accepted by write() since opening
+        self._pending = []              # whole lines (bytes, newline included) not yet in the file
+        if mode == 'a' and self.path.exists():
+            _cut_partial_tail(self.path)
+        # Unbuffered: every flush is a direct os-level write of whole lines.
+        self._file = open(self.path, mode + 'b', buffering=0)
+
+    # -- context manager
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+        return False
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def write(self, row) -> None:
+        """Add one row (a dict, or anything JSON can hold).  The line is built
+        completely before anything is queued; a row that cannot be written
+        (NaN, an unknown type) raises and leaves the file as it was."""
+        if self._file is None:
+            raise ValueError(f'{self.path}: write to a closed JsonlWriter')
+        line = (dumps_row(row) + '\n').encode('ascii')
+        self._pending.append(line)     # one atomic list append
+        self.lines_written += 1
+        if len(self._pending) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued lines to the file (one write of whole lines)."""
+        if self._file is None or not self._pending:
+            return
+        with interrupts_held():
+            data = memoryview(b''.join(self._pending))
+            self._pending.clear()
+            while data:
+                n = self._file.write(data)
+                data = data[n:]
+
+    def close(self) -> None:
+        """Flush and close; closing twice does nothing."""
+        if self._file is None:
+            return
+        with interrupts_held():
+            try:
+                self.flush()
+            finally:
+                self._file.close()
+                self._file = None
+
+
+def _cut_partial_tail(path: Path) -> None:
+    """Before appending: if the file does not end with a newline, drop the
+    bytes after its last newline (a line that was never completed)."""
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with open(path, 'r+b') as f:
+        f.seek(size - 1)
+        if f.read(1) == b'\n':
+            return
+        block = 65536
+        pos = size
+        cut = 0
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            i = chunk.rfind(b'\n')
+            if i >= 0:
+                cut = start + i + 1
+                break
+            pos = start
+        warnings.warn(f'{path}: dropped an incomplete last line ({size - cut} bytes) '
+                      'before appending',
+                      RuntimeWarning, stacklevel=3)
+        f.truncate(cut)

@@ -1,0 +1,452 @@
+"""ROS 2 messages from the recorder's rows, as ``rosbags`` typestore objects
+(ready for :class:`acres_sim.record.bag.BagWriter`; no rclpy needed).
+
+Conventions (DESIGN.md section 5, REP-103/105/145):
+
+* stamps are integer nanoseconds (:func:`ns_from_seconds` rounds a time in
+  seconds, e.g. ``k / 120``, to the nearest nanosecond);
+* NavSatFix: covariance in ENU m^2, ``COVARIANCE_TYPE_DIAGONAL_KNOWN``; a row
+  without a position gives ``STATUS_NO_FIX``, NaN position and covariance type
+  ``UNKNOWN``;
+* Imu: a field that is not provided has ``-1`` in element 0 of its covariance
+  (the IMU gives no orientation); covariances are never all zero (variances
+  are floored at :data:`MIN_VARIANCE`);
+* Odometry: pose in ``header.frame_id``, twist in ``child_frame_id``;
+* the Polaris INS IMU message uses the OxTS mounting axes x left, y forward,
+  z down (:func:`oxts_from_flu_vector`, :func:`oxts_from_flu_quaternion`).
+
+The row layouts are those of ``gnss.jsonl`` (docs/gnss_receiver.md), ``imu.jsonl``
+(``specific_force_flu_mps2``, ``angular_velocity_flu_radps``) and ``ins.jsonl``
+(spec: INS, Outputs).
+"""
+
+import math
+
+import numpy as np
+from rosbags.typesys import Stores, get_typestore
+
+__all__ = [
+    'FIX_STATUS', 'MIN_VARIANCE', 'OXTS_MOUNT_XYZW', 'SERVICE_GNSS', 'TYPESTORE',
+    'clock', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
+    'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
+    'ins_velocity', 'navsat_fix_from_gnss_row', 'nmea_string', 'ns_from_seconds',
+    'oxts_from_flu_quaternion', 'oxts_from_flu_vector', 'stamp', 'tf_message',
+    'transform_from_odometry', 'transform_stamped', 'utm_odometry',
+]
+
+#: The typestore whose classes the builders use (its definitions equal Humble's
+#: for every type used here).
+TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+
+_T = TYPESTORE.types
+Time = _T['builtin_interfaces/msg/Time']
+Header = _T['std_msgs/msg/Header']
+String = _T['std_msgs/msg/String']
+Clock = _T['rosgraph_msgs/msg/Clock']
+NavSatFix = _T['sensor_msgs/msg/NavSatFix']
+NavSatStatus = _T['sensor_msgs/msg/NavSatStatus']
+Imu = _T['sensor_msgs/msg/Imu']
+Vector3 = _T['geometry_msgs/msg/Vector3']
+Point = _T['geometry_msgs/msg/Point']
+Quaternion = _T['geometry_msgs/msg/Quaternion']
+Pose = _T['geometry_msgs/msg/Pose']
+PoseWithCovariance = _T['geometry_msgs/msg/PoseWithCovariance']
+Twist = _T['geometry_msgs/msg/Twist']
+TwistWithCovariance = _T['geometry_msgs/msg/TwistWithCovariance']
+TwistStamped = _T['geometry_msgs/msg/TwistStamped']
+Transform = _T['geometry_msgs/msg/Transform']
+TransformStamped = _T['geometry_msgs/msg/TransformStamped']
+Odometry = _T['nav_msgs/msg/Odometry']
+TFMessage = _T['tf2_msgs/msg/TFMessage']
+DiagnosticArray = _T['diagnostic_msgs/msg/DiagnosticArray']
+DiagnosticStatus = _T['diagnostic_msgs/msg/DiagnosticStatus']
+KeyValue = _T['diagnostic_msgs/msg/KeyValue']
+
+#: NavSatStatus.status per GNSS fix type.
+FIX_STATUS = {
+    'no_fix': NavSatStatus.STATUS_NO_FIX,        # -1
+    'single': NavSatStatus.STATUS_FIX,           # 0
+    'dgps': NavSatStatus.STATUS_SBAS_FIX,        # 1 (differential corrections)
+    'rtk_float': NavSatStatus.STATUS_GBAS_FIX,   # 2 (ground-based augmentation: RTK)
+    'rtk_fixed': NavSatStatus.STATUS_GBAS_FIX,   # 2
+}
+
+#: The receiver tracks GPS, GLONASS and Galileo.
+SERVICE_GNSS = (NavSatStatus.SERVICE_GPS | NavSatStatus.SERVICE_GLONASS
+                | NavSatStatus.SERVICE_GALILEO)
+
+#: Floor of every variance put on a covariance diagonal (a model with its noise
+#: switched off still says "known, tiny" rather than "unknown" = all zero).
+MIN_VARIANCE = 1e-12
+
+#: The rotation from the OxTS mounting axes (x left, y forward, z down) to body
+#: FLU: 180 deg about (1, 1, 0)/sqrt(2) (spec: INS, Outputs).
+OXTS_MOUNT_XYZW = (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
+
+_LEVEL_BY_FIX = {
+    'rtk_fixed': DiagnosticStatus.OK,
+    'rtk_float': DiagnosticStatus.WARN,
+    'dgps': DiagnosticStatus.WARN,
+    'single': DiagnosticStatus.WARN,
+    'no_fix': DiagnosticStatus.ERROR,
+}
+
+_NAN = float('nan')
+
+
+# ----------------------------------------------------------------------------
+# Small pieces
+
+def ns_from_seconds(t_s: float) -> int:
+    """A time in seconds to integer nanoseconds, rounded to the nearest."""
+    return int(round(float(t_s) * 1e9))
+
+
+def stamp(stamp_ns: int):
+    """builtin_interfaces/Time from integer nanoseconds (non-negative)."""
+    stamp_ns = int(stamp_ns)
+    if stamp_ns < 0:
+        raise ValueError(f'negative stamp {stamp_ns} ns')
+    sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def header(stamp_ns: int, frame_id: str):
+    """std_msgs/Header."""
+    return Header(stamp=stamp(stamp_ns), frame_id=str(frame_id))
+
+
+def clock(t_ns: int):
+    """rosgraph_msgs/Clock."""
+    return Clock(clock=stamp(t_ns))
+
+
+def _vec3(values):
+    x, y, z = (float(v) for v in values)
+    return Vector3(x=x, y=y, z=z)
+
+
+def _point(values):
+    x, y, z = (float(v) for v in values)
+    return Point(x=x, y=y, z=z)
+
+
+def _quat(xyzw):
+    x, y, z, w = (float(v) for v in xyzw)
+    return Quaternion(x=x, y=y, z=z, w=w)
+
+
+def _three(values):
+    """A scalar repeated, or three values, as a tuple of floats."""
+    if isinstance(values, (int, float)):
+        v = float(values)
+        return v, v, v
+    a, b, c = values
+    return float(a), float(b), float(c)
+
+
+def _diag3(variances, floor=MIN_VARIANCE):
+    a, b, c = (max(v, floor) for v in _three(variances))
+    return np.array([a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, c])
+
+
+def _diag6(variances):
+    v = [float(x) for x in variances]
+    if len(v) != 6:
+        raise ValueError(f'6 variances expected, got {len(v)}')
+    cov = np.zeros(36, dtype=np.float64)
+    cov[::7] = v
+    return cov
+
+
+def _quat_mul(a, b):
+    """Hamilton product a ⊗ b, xyzw (the same as acres_sim.core.quaternion.quat_multiply)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz])
+
+
+def oxts_from_flu_vector(v):
+    """Components of a body vector in the OxTS axes: (x, y, z)_imu = (y, x, -z)_FLU."""
+    x, y, z = (float(c) for c in v)
+    return np.array([y, x, -z])
+
+
+def oxts_from_flu_quaternion(q_flu_to_enu):
+    """Attitude of the OxTS axes: q_imu = q_ins ⊗ (1/√2, 1/√2, 0, 0)_xyzw.
+    (The INS module has the equivalent conversion; this one is kept local so
+    the message layer does not depend on it.)"""
+    return _quat_mul([float(c) for c in q_flu_to_enu], OXTS_MOUNT_XYZW)
+
+
+def _oxts_var(v):
+    """Variances per axis follow the axes: (var_y, var_x, var_z)."""
+    a, b, c = _three(v)
+    return b, a, c
+
+
+def _sub(row, key):
+    """Accept either the whole INS row or the sub-object ``row[key]``."""
+    return row[key] if isinstance(row, dict) and key in row and isinstance(row[key], dict) else row
+
+
+# ----------------------------------------------------------------------------
+# GNSS receiver
+
+def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: int = SERVICE_GNSS):
+    """sensor_msgs/NavSatFix from a ``gnss.jsonl`` row.
+
+    Status from ``fix_type`` (:data:`FIX_STATUS`); latitude, longitude and
+    altitude (ellipsoidal height) of the row's output frame; covariance the
+    ENU diagonal ``covariance_enu_m2``, ``DIAGONAL_KNOWN``.  A row in no_fix,
+    or a row without geodetic keys (site disabled), gives ``STATUS_NO_FIX``,
+    NaN position and ``COVARIANCE_TYPE_UNKNOWN``.
+    """
+    fix_type = row.get('fix_type', 'no_fix')
+    status = FIX_STATUS[fix_type]
+    lat, lon = row.get('latitude_deg'), row.get('longitude_deg')
+    alt = row.get('ellipsoidal_height_m')
+    cov_enu = row.get('covariance_enu_m2')
+    if status == NavSatStatus.STATUS_NO_FIX or lat is None or lon is None or alt is None:
+        status = NavSatStatus.STATUS_NO_FIX
+        lat = lon = alt = _NAN
+        cov = np.zeros(9, dtype=np.float64)
+        cov_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    else:
+        if cov_enu is None:
+            cov = np.zeros(9, dtype=np.float64)
+            cov_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+        else:
+            cov = _diag3(cov_enu, floor=0.0)
+            cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    return NavSatFix(
+        header=header(stamp_ns, frame_id),
+        status=NavSatStatus(status=int(status), service=int(service)),
+        latitude=float(lat), longitude=float(lon), altitude=float(alt),
+        position_covariance=cov, position_covariance_type=int(cov_type))
+
+
+def nmea_string(row: dict):
+    """std_msgs/String with the row's ``$GNGGA`` sentence, or None if the row
+    has none (site disabled)."""
+    sentence = row.get('nmea_gga')
+    return None if sentence is None else String(data=str(sentence))
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return 'n/a'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, float):
+        return f'{value:.6g}'
+    return str(value)
+
+
+_DIAG_KEYS = (
+    'fix_type', 'gga_quality', 'satellites_used', 'satellites_above_mask', 'satellites_clear',
+    'satellites_near_obstruction', 'satellites_foliage', 'satellites_blocked',
+    'hdop', 'vdop', 'pdop', 'hdop_open_sky', 'vdop_open_sky',
+    'multipath_index', 'reflector_index', 'correction_age_s',
+    'rtk_lock_age_s', 'rtk_converge_s', 'rtk_time_to_fix_s', 'position_std_m',
+)
+
+
+def diagnostics_from_gnss_row(row: dict, stamp_ns: int, name: str, hardware_id: str = ''):
+    """diagnostic_msgs/DiagnosticArray with one status for the receiver:
+    level OK in rtk_fixed, WARN in rtk_float, dgps and single, ERROR in no_fix;
+    message the solution label; key/values fix type, satellites, DOPs,
+    multipath, correction age, lock / convergence / time-to-fix ('n/a' when
+    null), horizontal σ."""
+    fix_type = row.get('fix_type', 'no_fix')
+    values = [KeyValue(key=k, value=_fmt(row.get(k))) for k in _DIAG_KEYS if k in row]
+    status = DiagnosticStatus(
+        level=int(_LEVEL_BY_FIX[fix_type]),
+        name=str(name), message=str(row.get('solution', fix_type)),
+        hardware_id=str(hardware_id), values=values)
+    return DiagnosticArray(header=header(stamp_ns, ''), status=[status])
+
+
+# ----------------------------------------------------------------------------
+# IMU
+
+def imu_variances(cfg) -> dict:
+    """``accel_var`` and ``gyro_var`` for :func:`imu_from_imu_row` from a loaded
+    config: the white-noise σ² (``imu.accel_std_mps2``, ``imu.gyro_std_radps``)."""
+    return {'accel_var': float(cfg['imu.accel_std_mps2']) ** 2,
+            'gyro_var': float(cfg['imu.gyro_std_radps']) ** 2}
+
+
+def imu_from_imu_row(row: dict, stamp_ns: int, frame_id: str, accel_var, gyro_var):
+    """sensor_msgs/Imu from an ``imu.jsonl`` row (FLU).  No orientation:
+    identity quaternion with ``orientation_covariance[0] = -1``; ``accel_var``
+    and ``gyro_var`` (scalars or 3 values, m²/s⁴ and rad²/s²) on the diagonals,
+    floored at :data:`MIN_VARIANCE`."""
+    orientation_cov = np.zeros(9, dtype=np.float64)
+    orientation_cov[0] = -1.0
+    return Imu(
+        header=header(stamp_ns, frame_id),
+        orientation=Quaternion(x=0.0, y=0.0, z=0.0, w=1.0),
+        orientation_covariance=orientation_cov,
+        angular_velocity=_vec3(row['angular_velocity_flu_radps']),
+        angular_velocity_covariance=_diag3(gyro_var),
+        linear_acceleration=_vec3(row['specific_force_flu_mps2']),
+        linear_acceleration_covariance=_diag3(accel_var))
+
+
+# ----------------------------------------------------------------------------
+# INS
+
+def ins_variances(cfg) -> dict:
+    """Covariance inputs of the INS messages from a loaded config:
+    ``orientation_var`` (roll, pitch, yaw: attitude_sigma_deg² twice,
+    heading_sigma_deg², in rad²), ``gyro_var``, ``accel_var`` (white σ²) for
+    :func:`ins_imu`, and ``twist_var`` (velocity_white σ² ×3, gyro_white σ² ×3)
+    for :func:`utm_odometry`."""
+    att = math.radians(float(cfg['ins.attitude_sigma_deg'])) ** 2
+    hdg = math.radians(float(cfg['ins.heading_sigma_deg'])) ** 2
+    gyro = float(cfg['ins.gyro_white_radps']) ** 2
+    accel = float(cfg['ins.accel_white_mps2']) ** 2
+    vel = float(cfg['ins.velocity_white_mps']) ** 2
+    return {'orientation_var': (att, att, hdg), 'gyro_var': gyro, 'accel_var': accel,
+            'twist_var': (vel, vel, vel, gyro, gyro, gyro)}
+
+
+def ins_fix(row: dict, stamp_ns: int, frame_id: str):
+    """sensor_msgs/NavSatFix from an ``ins.jsonl`` row (or its ``fix`` object):
+    latitude, longitude, altitude; the row's status (2, the spec's "RTK" =
+    ``STATUS_GBAS_FIX``) and service (1 = ``SERVICE_GPS``); covariance from
+    ``position_covariance`` (3 values: the diagonal, ``DIAGONAL_KNOWN``;
+    9 values: the full ENU matrix, ``KNOWN`` if it has off-diagonal terms)."""
+    fix = _sub(row, 'fix')
+    cov_in = fix['position_covariance']
+    if len(cov_in) == 3:
+        cov = _diag3(cov_in, floor=0.0)
+        cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    elif len(cov_in) == 9:
+        cov = np.array([float(c) for c in cov_in])
+        off = cov.reshape(3, 3) - np.diag(np.diag(cov.reshape(3, 3)))
+        cov_type = (NavSatFix.COVARIANCE_TYPE_KNOWN if np.any(off != 0.0)
+                    else NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN)
+    else:
+        raise ValueError(f'position_covariance: 3 or 9 values expected, got {len(cov_in)}')
+    return NavSatFix(
+        header=header(stamp_ns, frame_id),
+        status=NavSatStatus(status=int(fix.get('status', NavSatStatus.STATUS_GBAS_FIX)),
+                            service=int(fix.get('service', NavSatStatus.SERVICE_GPS))),
+        latitude=float(fix['latitude_deg']), longitude=float(fix['longitude_deg']),
+        altitude=float(fix['altitude_m']),
+        position_covariance=cov, position_covariance_type=int(cov_type))
+
+
+def ins_imu(row: dict, stamp_ns: int, frame_id: str, *, oxts_axes: bool,
+            orientation_var, gyro_var, accel_var):
+    """sensor_msgs/Imu from an ``ins.jsonl`` row (or its ``imu`` object):
+    attitude ``orientation_enu_xyzw`` (FLU -> ENU), angular rate and specific
+    force in FLU.  ``oxts_axes=True`` (Polaris) expresses all three in the
+    OxTS axes x left, y forward, z down; the variances (scalars or per axis
+    in FLU order; orientation as roll, pitch, yaw) are permuted with them."""
+    imu = _sub(row, 'imu')
+    q = imu['orientation_enu_xyzw']
+    w = imu['angular_velocity_flu_radps']
+    f = imu['linear_acceleration_flu_mps2']
+    o_var, g_var, a_var = orientation_var, gyro_var, accel_var
+    if oxts_axes:
+        q = oxts_from_flu_quaternion(q)
+        w = oxts_from_flu_vector(w)
+        f = oxts_from_flu_vector(f)
+        o_var, g_var, a_var = _oxts_var(o_var), _oxts_var(g_var), _oxts_var(a_var)
+    return Imu(
+        header=header(stamp_ns, frame_id),
+        orientation=_quat(q), orientation_covariance=_diag3(o_var),
+        angular_velocity=_vec3(w), angular_velocity_covariance=_diag3(g_var),
+        linear_acceleration=_vec3(f), linear_acceleration_covariance=_diag3(a_var))
+
+
+def ins_velocity(row: dict, stamp_ns: int, frame_id: str = 'oxts_link'):
+    """geometry_msgs/TwistStamped from an ``ins.jsonl`` row (or its ``velocity``
+    object): linear velocity in m/s and angular rate in DEGREES per second,
+    both in FLU axes (spec: topic oxts/velocity)."""
+    vel = _sub(row, 'velocity')
+    angular_dps = [math.degrees(float(c)) for c in vel['angular_flu_radps']]
+    return TwistStamped(header=header(stamp_ns, frame_id),
+                        twist=Twist(linear=_vec3(vel['linear_flu_mps']),
+                                    angular=_vec3(angular_dps)))
+
+
+def _frame(d, *keys, default):
+    for k in keys:
+        if d.get(k):
+            return str(d[k])
+    return default
+
+
+def utm_odometry(odom: dict, stamp_ns: int, *, frame_id: str = None, child_frame_id: str = None,
+                 twist_var=None):
+    """nav_msgs/Odometry from the ``odom`` object of an ``ins.jsonl`` row (or
+    the row): pose ``position_m`` [E, N, h] and ``orientation_xyzw`` (q_utm) in
+    the frame ``utm``; pose covariance the 6-value ``covariance`` diagonal
+    (x, y, z, roll, pitch, yaw); twist ``linear_flu_mps`` / ``angular_flu_radps``
+    in the child frame ``base_footprint``; twist covariance ``twist_var``
+    (6 values) if given (the row has none), else zero.  ``frame_id`` and
+    ``child_frame_id`` override the row's names (e.g. with an agent prefix)."""
+    odom = _sub(odom, 'odom')
+    twist_cov = np.zeros(36) if twist_var is None else _diag6(twist_var)
+    return Odometry(
+        header=header(stamp_ns, frame_id or _frame(odom, 'frame', 'frame_id', default='utm')),
+        child_frame_id=(child_frame_id
+                        or _frame(odom, 'child', 'child_frame_id', default='base_footprint')),
+        pose=PoseWithCovariance(
+            pose=Pose(position=_point(odom['position_m']),
+                      orientation=_quat(odom['orientation_xyzw'])),
+            covariance=_diag6(odom['covariance'])),
+        twist=TwistWithCovariance(
+            twist=Twist(linear=_vec3(odom['linear_flu_mps']),
+                        angular=_vec3(odom['angular_flu_radps'])),
+            covariance=twist_cov))
+
+
+def ground_truth_odometry(truth: dict, stamp_ns: int, *, frame_id: str = 'utm',
+                          child_frame_id: str = 'base_footprint'):
+    """nav_msgs/Odometry of the error-free pose from the ``truth`` object of an
+    ``ins.jsonl`` row (or the row): ``position_utm_m``, ``orientation_utm_xyzw``
+    in ``utm``; twist ``linear_flu_mps`` / ``angular_flu_radps`` in the child
+    frame; covariances zero (exact)."""
+    truth = _sub(truth, 'truth')
+    return Odometry(
+        header=header(stamp_ns, frame_id), child_frame_id=str(child_frame_id),
+        pose=PoseWithCovariance(
+            pose=Pose(position=_point(truth['position_utm_m']),
+                      orientation=_quat(truth['orientation_utm_xyzw'])),
+            covariance=np.zeros(36)),
+        twist=TwistWithCovariance(
+            twist=Twist(linear=_vec3(truth['linear_flu_mps']),
+                        angular=_vec3(truth['angular_flu_radps'])),
+            covariance=np.zeros(36)))
+
+
+# ----------------------------------------------------------------------------
+# TF
+
+def transform_stamped(stamp_ns: int, parent: str, child: str, translation, rotation_xyzw):
+    """geometry_msgs/TransformStamped parent -> child."""
+    return TransformStamped(
+        header=header(stamp_ns, parent), child_frame_id=str(child),
+        transform=Transform(translation=_vec3(translation), rotation=_quat(rotation_xyzw)))
+
+
+def transform_from_odometry(msg):
+    """The TF (header.frame_id -> child_frame_id) of an Odometry message."""
+    p, q = msg.pose.pose.position, msg.pose.pose.orientation
+    return TransformStamped(
+        header=msg.header, child_frame_id=msg.child_frame_id,
+        transform=Transform(translation=Vector3(x=p.x, y=p.y, z=p.z),
+                            rotation=Quaternion(x=q.x, y=q.y, z=q.z, w=q.w)))
+
+
+def tf_message(transforms):
+    """tf2_msgs/TFMessage from TransformStamped messages (for /tf and /tf_static)."""
+    return TFMessage(transforms=list(transforms))

@@ -1,0 +1,563 @@
+"""rosbag2 output of the recorder: every message type on the Polaris topics,
+read back with rosbags' Reader and, independently, with the mcap / mcap_ros2
+readers; metadata version and storage, offered QoS (/tf_static latches), a bag
+ended by an exception or a signal, and the message conventions (NavSatFix
+status per fix type, OxTS axes, deg/s twist, Imu covariances)."""
+
+import copy
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import yaml
+from mcap.reader import make_reader
+from rosbags.interfaces import QosDurability, QosReliability
+from rosbags.rosbag2 import Reader
+
+from acres_sim.record import messages as m
+from acres_sim.record.bag import BAG_VERSION, BagWriter, QOS_RELIABLE, QOS_STATIC
+
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore', DeprecationWarning)   # the module announces its newer API
+    from mcap_ros2.reader import read_ros2_messages
+
+REPO = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+
+T0_NS = 1_000_000_000
+
+
+# ----------------------------------------------------------------------------
+# Rows
+
+@pytest.fixture(scope='module')
+def gnss_row():
+    """A real row of the receiver model (ACRE scene, open sky: RTK fixed)."""
+    from acres_sim.config import load_config
+    from acres_sim.core.gnss.receiver import GnssReceiver
+    rx = GnssReceiver.from_config(load_config(rig='polaris'))
+    row = None
+    for k in range(3):
+        row = rx.epoch(0.1 * k, (0.0, -300.0, 2.0))
+    assert row['fix_type'] == 'rtk_fixed'
+    return row
+
+
+def _gnss_row_as(row, fix_type):
+    """The same row relabelled to another fix state (no_fix: position keys null)."""
+    out = copy.deepcopy(row)
+    out['fix_type'] = fix_type
+    out['solution'] = fix_type
+    if fix_type == 'no_fix':
+        for k in ('position_enu_m', 'sigma_enu_m', 'covariance_enu_m2', 'position_std_m',
+                  'latitude_deg', 'longitude_deg', 'ellipsoidal_height_m'):
+            out[k] = None
+    return out
+
+
+IMU_ROW = {'specific_force_flu_mps2': [0.012, -0.034, 9.80665],
+           'angular_velocity_flu_radps': [0.001, -0.002, 0.25]}
+
+S2 = math.sqrt(0.5)
+Q_YAW90 = [0.0, 0.0, S2, S2]           # FLU -> ENU: vehicle heading north
+
+
+def _ins_row():
+    return {
+        'frame_id': 'oxts_link',
+        'fix': {'latitude_deg': 40.4715765, 'longitude_deg': -86.9943737, 'altitude_m': 183.25,
+                'datum': 'nad83_2011', 'status': 2, 'service': 1,
+                'position_covariance': [1.09e-4, 1.09e-4, 2.4525e-4]},
+        'imu': {'orientation_enu_xyzw': Q_YAW90,
+                'angular_velocity_flu_radps': [0.01, 0.02, math.pi / 2],
+                'linear_acceleration_flu_mps2': [0.3, -0.1, 9.80665]},
+        'velocity': {'linear_flu_mps': [4.0, 0.1, -0.02],
+                     'angular_flu_radps': [0.0, 0.0, math.pi / 2]},
+        'position_enu_m': [1.0, 2.0, 0.5],
+        'odom': {'frame': 'utm', 'child': 'base_footprint',
+                 'position_m': [500477.9, 4480101.7, 183.25], 'orientation_xyzw': Q_YAW90,
+                 'linear_flu_mps': [4.0, 0.1, -0.02], 'angular_flu_radps': [0.0, 0.0, math.pi / 2],
+                 'grid_rotation_deg': 0.0541,
+                 'covariance': [1.09e-4, 1.09e-4, 2.4525e-4, 2.7e-7, 2.7e-7, 3.0e-6]},
+        'truth': {'position_enu_m': [1.0, 2.0, 0.5],
+                  'position_utm_m': [500477.9, 4480101.7, 183.25],
+                  'orientation_utm_xyzw': Q_YAW90,
+                  'linear_flu_mps': [4.0, 0.1, 0.0], 'angular_flu_radps': [0.0, 0.0, math.pi / 2]},
+    }
+
+
+INS_VAR = {'orientation_var': (1e-6, 2e-6, 3e-6), 'gyro_var': 2.5e-7, 'accel_var': 4e-4}
+
+# Topic -> (type, frame_id or None, qos): the Polaris table plus clock, TF and
+# the outputs of the GNSS receiver and IMU models.
+POLARIS_TOPICS = {
+    '/clock': ('rosgraph_msgs/msg/Clock', None, 'reliable'),
+    '/tf': ('tf2_msgs/msg/TFMessage', None, 'reliable'),
+    '/tf_static': ('tf2_msgs/msg/TFMessage', None, 'static'),
+    '/vehicle/odom': ('nav_msgs/msg/Odometry', 'utm', 'reliable'),
+    '/oxts/fix': ('sensor_msgs/msg/NavSatFix', 'navsat_link', 'reliable'),
+    '/oxts/imu': ('sensor_msgs/msg/Imu', 'oxts_link', 'reliable'),
+    '/oxts/velocity': ('geometry_msgs/msg/TwistStamped', 'oxts_link', 'reliable'),
+    '/sim/ground_truth/odom': ('nav_msgs/msg/Odometry', 'utm', 'reliable'),
+    '/gnss_receiver/fix': ('sensor_msgs/msg/NavSatFix', 'gnss_link', 'reliable'),
+    '/gnss_receiver/nmea': ('std_msgs/msg/String', None, 'reliable'),
+    '/diagnostics': ('diagnostic_msgs/msg/DiagnosticArray', '', 'reliable'),
+    '/imu/data_raw': ('sensor_msgs/msg/Imu', 'imu_link', 'reliable'),
+}
+
+N_STEPS = 5
+
+
+def _messages_at(k, gnss_row):
+    """(topic, message) pairs of step k."""
+    t = T0_NS + k * 10_000_000
+    ins = _ins_row()
+    odom = m.utm_odometry(ins['odom'], t)
+    out = [
+        ('/clock', m.clock(t)),
+        ('/vehicle/odom', odom),
+        ('/tf', m.tf_message([m.transform_from_odometry(odom)])),
+        ('/oxts/fix', m.ins_fix(ins, t, 'navsat_link')),
+        ('/oxts/imu', m.ins_imu(ins, t, 'oxts_link', oxts_axes=True, **INS_VAR)),
+        ('/oxts/velocity', m.ins_velocity(ins, t, 'oxts_link')),
+        ('/sim/ground_truth/odom', m.ground_truth_odometry(ins['truth'], t)),
+        ('/gnss_receiver/fix', m.navsat_fix_from_gnss_row(gnss_row, t, 'gnss_link')),
+        ('/gnss_receiver/nmea', m.nmea_string(gnss_row)),
+        ('/diagnostics', m.diagnostics_from_gnss_row(gnss_row, t, 'gnss_receiver')),
+        ('/imu/data_raw', m.imu_from_imu_row(IMU_ROW, t, 'imu_link',
+                                             accel_var=4e-6, gyro_var=1e-8)),
+    ]
+    if k == 0:
+        out.insert(1, ('/tf_static', m.tf_message([
+            m.transform_stamped(t, 'utm', 'map', (500476.935, 4480099.755, 0.0), (0, 0, 0, 1)),
+            m.transform_stamped(t, 'base_footprint', 'gnss_link', (1.1, 0.0, 2.15),
+                                (0, 0, 0, 1))])))
+    return t, out
+
+
+@pytest.fixture(scope='module')
+def polaris_bag(tmp_path_factory, gnss_row):
+    folder = tmp_path_factory.mktemp('bag') / 'polaris'
+    with BagWriter(folder) as bag:
+        for topic, (msgtype, _, qos) in POLARIS_TOPICS.items():
+            bag.add_topic(topic, msgtype, qos)
+        for k in range(N_STEPS):
+            t, msgs = _messages_at(k, gnss_row)
+            for topic, msg in msgs:
+                bag.write(topic, t, msg)
+    return folder
+
+
+def _expected_counts():
+    counts = {topic: N_STEPS for topic in POLARIS_TOPICS}
+    counts['/tf_static'] = 1
+    return counts
+
+
+# ----------------------------------------------------------------------------
+# Reading back
+
+def test_metadata_version_storage_and_qos(polaris_bag):
+    meta = yaml.safe_load((polaris_bag / 'metadata.yaml').read_text())
+    meta = meta['rosbag2_bagfile_information']
+    assert meta['version'] == BAG_VERSION == 8
+    assert meta['storage_identifier'] == 'mcap'
+    assert meta['relative_file_paths'] == ['polaris.mcap']
+    assert meta['message_count'] == sum(_expected_counts().values())
+    by_topic = {t['topic_metadata']['name']: t for t in meta['topics_with_message_count']}
+    assert set(by_topic) == set(POLARIS_TOPICS)
+    for topic, entry in by_topic.items():
+        assert entry['message_count'] == _expected_counts()[topic]
+        tm = entry['topic_metadata']
+        assert tm['type'] == POLARIS_TOPICS[topic][0]
+        assert tm['type_description_hash'].startswith('RIHS01_')
+        # Version 8: a YAML string holding a list of profiles with integer enums.
+        assert isinstance(tm['offered_qos_profiles'], str) and tm['offered_qos_profiles']
+        (profile,) = yaml.safe_load(tm['offered_qos_profiles'])
+        assert profile['reliability'] == 1                                       # RELIABLE
+        assert profile['history'] == 1                                          # KEEP_LAST
+        if topic == '/tf_static':
+            assert (profile['durability'], profile['depth']) == (1, 1)          # TRANSIENT_LOCAL
+        else:
+            assert (profile['durability'], profile['depth']) == (2, 10)         # VOLATILE
+        for key in ('deadline', 'lifespan', 'liveliness_lease_duration'):
+            assert set(profile[key]) == {'sec', 'nsec'}
+
+
+def test_rosbags_reader_decodes_everything(polaris_bag, gnss_row):
+    counts = {}
+    with Reader(polaris_bag) as reader:
+        assert reader.message_count == sum(_expected_counts().values())
+        qos = {c.topic: c.ext.offered_qos_profiles for c in reader.connections}
+        assert qos['/tf_static'][0].durability == QosDurability.TRANSIENT_LOCAL
+        assert qos['/oxts/fix'][0].durability == QosDurability.VOLATILE
+        assert all(q[0].reliability == QosReliability.RELIABLE for q in qos.values())
+        assert {c.topic: c.msgtype for c in reader.connections} == \
+            {t: v[0] for t, v in POLARIS_TOPICS.items()}
+        seen_t = []
+        for conn, t_ns, raw in reader.messages():
+            msg = m.TYPESTORE.deserialize_cdr(raw, conn.msgtype)
+            counts[conn.topic] = counts.get(conn.topic, 0) + 1
+            seen_t.append(t_ns)
+            frame = POLARIS_TOPICS[conn.topic][1]
+            if frame is not None:
+                assert msg.header.frame_id == frame, conn.topic
+                assert msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec == t_ns
+            if conn.topic == '/clock':
+                assert msg.clock.sec * 10**9 + msg.clock.nanosec == t_ns
+            elif conn.topic == '/tf':
+                (tf,) = msg.transforms
+                assert (tf.header.frame_id, tf.child_frame_id) == ('utm', 'base_footprint')
+                assert tf.transform.translation.x == 500477.9
+            elif conn.topic == '/tf_static':
+                assert [(x.header.frame_id, x.child_frame_id) for x in msg.transforms] == \
+                    [('utm', 'map'), ('base_footprint', 'gnss_link')]
+            elif conn.topic == '/gnss_receiver/fix':
+                assert msg.latitude == gnss_row['latitude_deg']
+                assert msg.status.status == 2
+            elif conn.topic == '/gnss_receiver/nmea':
+                assert msg.data == gnss_row['nmea_gga']
+            elif conn.topic == '/vehicle/odom':
+                assert msg.child_frame_id == 'base_footprint'
+                assert msg.pose.pose.position.y == 4480101.7
+            elif conn.topic == '/oxts/velocity':
+                assert msg.twist.angular.z == pytest.approx(90.0)
+    assert counts == _expected_counts()
+    assert seen_t == sorted(seen_t)
+
+
+def test_mcap_ros2_reader_decodes_everything(polaris_bag):
+    mcap_path = polaris_bag / 'polaris.mcap'
+    with open(mcap_path, 'rb') as f:
+        reader = make_reader(f)
+        header = reader.get_header()
+        assert header.profile == 'ros2'
+        summary = reader.get_summary()
+        channels = {c.topic: c for c in summary.channels.values()}
+        schemas = summary.schemas
+        assert set(channels) == set(POLARIS_TOPICS)
+        for topic, ch in channels.items():
+            assert ch.message_encoding == 'cdr'
+            assert schemas[ch.schema_id].name == POLARIS_TOPICS[topic][0]
+            assert schemas[ch.schema_id].encoding == 'ros2msg'
+            (profile,) = yaml.safe_load(ch.metadata['offered_qos_profiles'])
+            assert profile['durability'] == (1 if topic == '/tf_static' else 2)
+            assert profile['reliability'] == 1
+        (meta,) = [r for r in reader.iter_metadata() if r.name == 'rosbag2']
+        assert yaml.safe_load(meta.metadata['serialized_metadata'])['version'] == 8
+
+    counts = {}
+    for item in read_ros2_messages(str(mcap_path)):
+        topic = item.channel.topic
+        counts[topic] = counts.get(topic, 0) + 1
+        msg = item.ros_msg
+        frame = POLARIS_TOPICS[topic][1]
+        if frame is not None:
+            assert msg.header.frame_id == frame
+            assert msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec == item.log_time_ns
+        if topic == '/oxts/imu':
+            assert list(msg.orientation_covariance)[0] > 0
+        if topic == '/imu/data_raw':
+            assert msg.orientation_covariance[0] == -1.0
+            assert msg.linear_acceleration.z == 9.80665
+        if topic == '/tf_static':
+            assert msg.transforms[0].child_frame_id == 'map'
+        if topic == '/diagnostics':
+            (st,) = msg.status
+            assert st.level in (0, b'\x00')
+            assert st.name == 'gnss_receiver'
+    assert counts == _expected_counts()
+
+
+# ----------------------------------------------------------------------------
+# Ending a bag early
+
+def _read_counts(folder):
+    counts = {}
+    with Reader(folder) as reader:
+        for conn, _, raw in reader.messages():
+            m.TYPESTORE.deserialize_cdr(raw, conn.msgtype)
+            counts[conn.topic] = counts.get(conn.topic, 0) + 1
+    return counts
+
+
+def test_bag_closed_after_exception_is_readable(tmp_path):
+    folder = tmp_path / 'crash'
+    with pytest.raises(RuntimeError, match='boom'):
+        with BagWriter(folder) as bag:
+            bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+            for k in range(50):
+                bag.write('/clock', T0_NS + k, m.clock(T0_NS + k))
+            raise RuntimeError('boom')
+    assert (folder / 'metadata.yaml').exists()
+    assert _read_counts(folder) == {'/clock': 50}
+    with open(folder / 'crash.mcap', 'rb') as f:
+        assert sum(1 for _ in read_ros2_messages(f)) == 50
+
+
+def test_sigint_inside_a_write_is_held_until_the_write_is_complete(tmp_path):
+    folder = tmp_path / 'held'
+    bag = BagWriter(folder)
+    bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+    bag.write('/clock', T0_NS, m.clock(T0_NS))
+    storage = bag._writer.storage
+    real_write = storage.write
+
+    def write_interrupted(conn, t, data):
+        os.kill(os.getpid(), signal.SIGINT)    # arrives in the middle of the write
+        for _ in range(1000):                  # give the handler plenty of chances to run
+            pass
+        real_write(conn, t, data)
+
+    storage.write = write_interrupted
+    with pytest.raises(KeyboardInterrupt):
+        bag.write('/clock', T0_NS + 1, m.clock(T0_NS + 1))
+    storage.write = real_write
+    assert bag.message_count == 2               # the write finished before the interrupt
+    bag.close()
+    bag.close()                                  # twice is fine
+    assert _read_counts(folder) == {'/clock': 2}
+
+
+@pytest.mark.parametrize('sig', ['SIGINT', 'SIGTERM'])
+def test_bag_of_a_killed_recorder_is_readable(tmp_path, sig):
+    """A child process writes messages without end; Ctrl-C or kill ends it."""
+    folder = tmp_path / 'killed'
+    code = textwrap.dedent(f'''
+        import sys
+        from acres_sim.record import messages as m
+        from acres_sim.record.bag import BagWriter, exit_on_sigterm
+        exit_on_sigterm()
+        with BagWriter({str(folder)!r}) as bag:
+            bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+            k = 0
+            while True:
+                bag.write('/clock', k * 1000, m.clock(k * 1000))
+                k += 1
+                if k == 2000:
+                    print('ready', flush=True)
+    ''')
+    proc = subprocess.Popen([PYTHON, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=REPO, text=True)
+    try:
+        assert proc.stdout.readline().strip() == 'ready'
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert ('KeyboardInterrupt' in err) if sig == 'SIGINT' else (proc.returncode == 143), err
+    counts = _read_counts(folder)
+    assert counts['/clock'] >= 2000
+    meta = yaml.safe_load((folder / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert meta['message_count'] == counts['/clock']
+
+
+def test_write_checks_topic_and_type(tmp_path):
+    with BagWriter(tmp_path / 'b') as bag:
+        bag.add_topic('/clock', 'rosgraph_msgs/Clock')          # short form accepted
+        assert bag.topics == {'/clock': 'rosgraph_msgs/msg/Clock'}
+        with pytest.raises(ValueError, match='already registered'):
+            bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+        with pytest.raises(KeyError, match='not registered'):
+            bag.write('/nope', 0, m.clock(0))
+        with pytest.raises(TypeError, match='carries'):
+            bag.write('/clock', 0, m.String(data='x'))
+        with pytest.raises(ValueError, match='qos'):
+            bag.add_topic('/x', 'std_msgs/msg/String', qos='best')
+        with pytest.raises(ValueError, match='typestore'):
+            bag.add_topic('/y', 'no_msgs/msg/Nothing')
+    assert bag.closed
+
+
+def test_qos_profiles():
+    assert QOS_RELIABLE.reliability == QosReliability.RELIABLE
+    assert QOS_RELIABLE.durability == QosDurability.VOLATILE and QOS_RELIABLE.depth == 10
+    assert QOS_STATIC.durability == QosDurability.TRANSIENT_LOCAL
+
+
+# ----------------------------------------------------------------------------
+# Message conventions
+
+@pytest.mark.parametrize('fix_type, status', [
+    ('no_fix', -1), ('single', 0), ('dgps', 1), ('rtk_float', 2), ('rtk_fixed', 2)])
+def test_navsat_status_per_fix_type(gnss_row, fix_type, status):
+    row = _gnss_row_as(gnss_row, fix_type)
+    msg = m.navsat_fix_from_gnss_row(row, T0_NS, 'gnss_link')
+    assert msg.status.status == status
+    assert msg.status.service == (1 | 2 | 8)
+    assert msg.header.frame_id == 'gnss_link'
+    if fix_type == 'no_fix':
+        assert math.isnan(msg.latitude) and math.isnan(msg.longitude) and math.isnan(msg.altitude)
+        assert msg.position_covariance_type == m.NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    else:
+        assert (msg.latitude, msg.longitude, msg.altitude) == \
+            (row['latitude_deg'], row['longitude_deg'], row['ellipsoidal_height_m'])
+        assert msg.position_covariance_type == m.NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+        cov = np.asarray(msg.position_covariance).reshape(3, 3)
+        np.testing.assert_array_equal(np.diag(cov), row['covariance_enu_m2'])
+        assert np.count_nonzero(cov - np.diag(np.diag(cov))) == 0
+
+
+@pytest.mark.parametrize('fix_type, level', [
+    ('rtk_fixed', 0), ('rtk_float', 1), ('dgps', 1), ('single', 1), ('no_fix', 2)])
+def test_diagnostics_level(gnss_row, fix_type, level):
+    msg = m.diagnostics_from_gnss_row(_gnss_row_as(gnss_row, fix_type), T0_NS, 'rx')
+    (st,) = msg.status
+    assert st.level == level
+    kv = {v.key: v.value for v in st.values}
+    assert kv['fix_type'] == fix_type
+    assert kv['satellites_used'] == str(gnss_row['satellites_used'])
+    for key in ('hdop', 'pdop', 'multipath_index', 'correction_age_s', 'rtk_lock_age_s',
+                'rtk_converge_s', 'rtk_time_to_fix_s'):
+        assert key in kv
+    assert m.diagnostics_from_gnss_row({**gnss_row, 'correction_age_s': None}, 0, 'rx') \
+        .status[0].values[[v.key for v in st.values].index('correction_age_s')].value == 'n/a'
+
+
+def test_stamp_nanoseconds():
+    assert m.ns_from_seconds(1 / 120) == 8_333_333
+    assert m.ns_from_seconds(5 / 120) == 41_666_667
+    s = m.stamp(12_345_678_901)
+    assert (s.sec, s.nanosec) == (12, 345_678_901)
+    with pytest.raises(ValueError):
+        m.stamp(-1)
+
+
+def test_imu_message_from_imu_row():
+    msg = m.imu_from_imu_row(IMU_ROW, T0_NS, 'imu_link', accel_var=4e-6,
+                             gyro_var=(1e-8, 2e-8, 3e-8))
+    assert msg.orientation_covariance[0] == -1.0
+    o = msg.orientation
+    assert (o.x, o.y, o.z, o.w) == (0, 0, 0, 1)
+    np.testing.assert_array_equal(np.asarray(msg.linear_acceleration_covariance).reshape(3, 3),
+                                  np.diag([4e-6] * 3))
+    np.testing.assert_array_equal(
+        np.diag(np.asarray(msg.angular_velocity_covariance).reshape(3, 3)),
+                                  [1e-8, 2e-8, 3e-8])
+    assert msg.linear_acceleration.z == 9.80665 and msg.angular_velocity.z == 0.25
+    # Noise off: the diagonal stays positive (never all zero = "unknown").
+    off = m.imu_from_imu_row(IMU_ROW, 0, 'imu_link', accel_var=0.0, gyro_var=0.0)
+    assert np.all(np.diag(np.asarray(off.linear_acceleration_covariance).reshape(3, 3)) > 0)
+    assert np.all(np.diag(np.asarray(off.angular_velocity_covariance).reshape(3, 3)) > 0)
+
+
+def _rot(q):
+    x, y, z, w = q
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def test_oxts_axes_hand_example():
+    # Vehicle facing east (q_ins = identity): the OxTS x axis (left) points
+    # north, y (forward) east, z (down) down.
+    q = m.oxts_from_flu_quaternion([0, 0, 0, 1])
+    np.testing.assert_allclose(q, [S2, S2, 0, 0])
+    R = _rot(q)
+    np.testing.assert_allclose(R @ [1, 0, 0], [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(R @ [0, 1, 0], [1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(R @ [0, 0, 1], [0, 0, -1], atol=1e-15)
+    # Components: (x, y, z)_imu = (y, x, -z)_FLU; at rest the down axis reads -g.
+    np.testing.assert_array_equal(m.oxts_from_flu_vector([0.1, 0.2, 0.3]), [0.2, 0.1, -0.3])
+    np.testing.assert_array_equal(m.oxts_from_flu_vector([0, 0, 9.80665]), [0, 0, -9.80665])
+
+    # Facing north (yaw +90 deg): left is west.
+    msg = m.ins_imu(_ins_row(), T0_NS, 'oxts_link', oxts_axes=True, **INS_VAR)
+    o = msg.orientation
+    q_imu = np.array([o.x, o.y, o.z, o.w])
+    np.testing.assert_allclose(_rot(q_imu) @ [1, 0, 0], [-1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(_rot(q_imu) @ [0, 1, 0], [0, 1, 0], atol=1e-15)
+    w, f = msg.angular_velocity, msg.linear_acceleration
+    assert (w.x, w.y, w.z) == (0.02, 0.01, -math.pi / 2)
+    assert (f.x, f.y, f.z) == (-0.1, 0.3, -9.80665)
+    # Any vector turned to ENU is the same whichever axes the message uses.
+    flu = m.ins_imu(_ins_row(), T0_NS, 'oxts_link', oxts_axes=False, **INS_VAR)
+    fo = flu.orientation
+    q_flu = np.array([fo.x, fo.y, fo.z, fo.w])
+    fa = flu.linear_acceleration
+    v_flu = np.array([fa.x, fa.y, fa.z])
+    v_imu = np.array([f.x, f.y, f.z])
+    np.testing.assert_allclose(_rot(q_flu) @ v_flu, _rot(q_imu) @ v_imu, atol=1e-12)
+    # Variances follow the axes: FLU (roll, pitch, yaw) -> OxTS (pitch, roll, yaw).
+    np.testing.assert_array_equal(np.diag(np.asarray(msg.orientation_covariance).reshape(3, 3)),
+                                  [2e-6, 1e-6, 3e-6])
+    np.testing.assert_array_equal(np.diag(np.asarray(flu.orientation_covariance).reshape(3, 3)),
+                                  [1e-6, 2e-6, 3e-6])
+
+
+def test_ins_velocity_in_degrees_per_second():
+    msg = m.ins_velocity(_ins_row(), T0_NS)
+    assert msg.header.frame_id == 'oxts_link'
+    assert (msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z) == (4.0, 0.1, -0.02)
+    assert msg.twist.angular.z == pytest.approx(90.0, abs=1e-12)
+    assert msg.twist.angular.x == 0.0
+
+
+def test_ins_fix_and_odometry():
+    row = _ins_row()
+    fix = m.ins_fix(row, T0_NS, 'navsat_link')
+    assert (fix.status.status, fix.status.service) == (m.NavSatStatus.STATUS_GBAS_FIX,
+                                                       m.NavSatStatus.SERVICE_GPS)
+    assert fix.position_covariance_type == m.NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    np.testing.assert_array_equal(np.diag(np.asarray(fix.position_covariance).reshape(3, 3)),
+                                  row['fix']['position_covariance'])
+    assert fix.altitude == 183.25
+
+    odom = m.utm_odometry(row['odom'], T0_NS, twist_var=[4e-4] * 3 + [2.5e-7] * 3)
+    assert (odom.header.frame_id, odom.child_frame_id) == ('utm', 'base_footprint')
+    cov = np.asarray(odom.pose.covariance).reshape(6, 6)
+    np.testing.assert_array_equal(np.diag(cov), row['odom']['covariance'])
+    assert np.count_nonzero(cov - np.diag(np.diag(cov))) == 0
+    # Twist in the child frame: FLU values as they are (4 m/s forward while facing north).
+    assert (odom.twist.twist.linear.x, odom.twist.twist.linear.y) == (4.0, 0.1)
+    assert odom.twist.covariance[0] == 4e-4
+    prefixed = m.utm_odometry(row, T0_NS, frame_id='a1/utm', child_frame_id='a1/base_footprint')
+    assert (prefixed.header.frame_id, prefixed.child_frame_id) == ('a1/utm', 'a1/base_footprint')
+
+    truth = m.ground_truth_odometry(row, T0_NS)
+    assert truth.pose.pose.position.x == 500477.9
+    assert truth.twist.twist.linear.z == 0.0
+    tf = m.transform_from_odometry(odom)
+    assert (tf.header.frame_id, tf.child_frame_id) == ('utm', 'base_footprint')
+
+
+def test_variances_from_config():
+    from acres_sim.config import load_config
+    cfg = load_config(rig='polaris')
+    v = m.ins_variances(cfg)
+    assert v['orientation_var'][2] == \
+        pytest.approx(math.radians(cfg['ins.heading_sigma_deg']) ** 2)
+    assert v['gyro_var'] == cfg['ins.gyro_white_radps'] ** 2
+    assert len(v['twist_var']) == 6
+    iv = m.imu_variances(cfg)
+    assert iv['accel_var'] == cfg['imu.accel_std_mps2'] ** 2
+
+
+def test_humble_typestore(tmp_path, gnss_row):
+    """The same message objects written with Humble's definitions read back."""
+    from rosbags.typesys import Stores, get_typestore
+    humble = get_typestore(Stores.ROS2_HUMBLE)
+    folder = tmp_path / 'humble'
+    with BagWriter(folder, typestore=Stores.ROS2_HUMBLE) as bag:
+        bag.add_topic('/gnss_receiver/fix', 'sensor_msgs/msg/NavSatFix')
+        bag.add_topic('/imu/data_raw', 'sensor_msgs/msg/Imu')
+        bag.write('/gnss_receiver/fix', T0_NS,
+                  m.navsat_fix_from_gnss_row(gnss_row, T0_NS, 'gnss_link'))
+        bag.write('/imu/data_raw', T0_NS,
+                  m.imu_from_imu_row(IMU_ROW, T0_NS, 'imu_link', 1e-4, 1e-6))
+    with Reader(folder) as reader:
+        for conn, _, raw in reader.messages():
+            msg = humble.deserialize_cdr(raw, conn.msgtype)
+            assert msg.header.frame_id in ('gnss_link', 'imu_link')
+            assert conn.digest == humble.hash_rihs01(conn.msgtype)

@@ -1,0 +1,217 @@
+"""JSON Lines writer: whole lines only, NaN refused, float text, open modes,
+closing twice, and Ctrl-C during a write."""
+
+import json
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from acres_sim.record.jsonl import JsonlWriter, dumps_row, interrupts_held
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _lines(path):
+    text = Path(path).read_text(encoding='ascii')
+    assert text == '' or text.endswith('\n')
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_one_object_per_line_and_round_trip(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    rows = [{'t': k / 120, 'v': [0.1 + 0.2, 1e-300, -0.0, 123456789.123456789], 'ok': True,
+             'none': None, 'name': 'ä'} for k in range(7)]
+    with JsonlWriter(path) as w:
+        for r in rows:
+            w.write(r)
+    back = _lines(path)
+    assert back == rows
+    # Floats are Python's repr: the shortest text that reads back exactly.
+    first = path.read_text().splitlines()[0]
+    assert '0.30000000000000004' in first
+    assert f'{1 / 120!r}' in path.read_text().splitlines()[1]
+    assert first.startswith('{"t":0.0,"v":[0.30000000000000004,1e-300,-0.0,')
+    assert '\\u00e4' in first                                 # ASCII only
+
+
+def test_numpy_values_are_converted():
+    line = dumps_row({'a': np.float64(0.1), 'b': np.int64(3), 'c': np.arange(3.0),
+                      'd': np.bool_(True),
+                      'e': np.float32(0.5), 'f': (1, 2)})
+    assert json.loads(line) == {'a': 0.1, 'b': 3, 'c': [0.0, 1.0, 2.0], 'd': True, 'e': 0.5,
+                                'f': [1, 2]}
+    with pytest.raises(TypeError):
+        dumps_row({'x': object()})
+
+
+@pytest.mark.parametrize('bad', [math.nan, math.inf, -math.inf, np.float64('nan')])
+def test_nan_and_infinity_refused_file_unchanged(tmp_path, bad):
+    path = tmp_path / 'rows.jsonl'
+    with JsonlWriter(path, flush_every=1) as w:
+        w.write({'k': 1})
+        with pytest.raises(ValueError):
+            w.write({'k': 2, 'x': [0.0, bad]})
+        w.write({'k': 3})
+        assert w.lines_written == 2
+    assert _lines(path) == [{'k': 1}, {'k': 3}]
+
+
+def test_lines_are_whole_at_every_flush(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    w = JsonlWriter(path, flush_every=3)
+    sizes = []
+    for k in range(10):
+        w.write({'k': k, 'pad': 'x' * (k * 37)})
+        sizes.append(path.stat().st_size)
+        text = path.read_text()
+        assert text == '' or text.endswith('\n')
+        assert len(text.splitlines()) == (k + 1) // 3 * 3
+    w.flush()
+    assert len(_lines(path)) == 10
+    w.close()
+    assert [r['k'] for r in _lines(path)] == list(range(10))
+
+
+def test_modes_truncate_append_exclusive(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    with JsonlWriter(path) as w:
+        w.write({'run': 1})
+    with JsonlWriter(path) as w:                      # 'w': a new file
+        w.write({'run': 2})
+    assert _lines(path) == [{'run': 2}]
+    with JsonlWriter(path, mode='a') as w:            # 'a': appended
+        w.write({'run': 3})
+    assert _lines(path) == [{'run': 2}, {'run': 3}]
+    with pytest.raises(FileExistsError):
+        JsonlWriter(path, mode='x')
+    with JsonlWriter(tmp_path / 'new.jsonl', mode='a') as w:   # 'a' creates a missing file
+        w.write({'run': 4})
+    assert _lines(tmp_path / 'new.jsonl') == [{'run': 4}]
+    with pytest.raises(ValueError):
+        JsonlWriter(path, mode='r')
+    with pytest.raises(ValueError):
+        JsonlWriter(path, flush_every=0)
+
+
+def test_append_cuts_an_incomplete_last_line(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    path.write_bytes(b'{"k":1}\n{"k":2}\n{"k":3,"x":[0.1,')
+    with pytest.warns(RuntimeWarning, match='incomplete last line'):
+        w = JsonlWriter(path, mode='a')
+    with w:
+        w.write({'k': 4})
+    assert _lines(path) == [{'k': 1}, {'k': 2}, {'k': 4}]
+    path.write_bytes(b'{"k":1')                           # nothing whole at all
+    with pytest.warns(RuntimeWarning):
+        JsonlWriter(path, mode='a').close()
+    assert path.read_bytes() == b''
+
+
+def test_close_twice_and_write_after_close(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    w = JsonlWriter(path)
+    w.write({'a': 1})
+    assert not w.closed
+    w.close()
+    w.close()
+    assert w.closed
+    w.flush()                                          # no-op
+    with pytest.raises(ValueError, match='closed'):
+        w.write({'a': 2})
+    assert _lines(path) == [{'a': 1}]
+
+
+def test_exception_in_with_block_keeps_written_rows(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    with pytest.raises(RuntimeError):
+        with JsonlWriter(path, flush_every=1000) as w:
+            for k in range(5):
+                w.write({'k': k})
+            raise RuntimeError('stop')
+    assert len(_lines(path)) == 5
+
+
+class _SlowFile:
+    """Stands in for the raw file: sends SIGINT to this process in the middle
+    of a write and writes only part of the data per call."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.calls = 0
+
+    def write(self, data):
+        self.calls += 1
+        if self.calls == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+        return self.raw.write(data[:max(1, len(data) // 3)])
+
+    def fileno(self):
+        return self.raw.fileno()
+
+    def close(self):
+        self.raw.close()
+
+
+def test_sigint_during_flush_is_raised_after_whole_lines(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    w = JsonlWriter(path, flush_every=4)
+    w._file = _SlowFile(w._file)
+    with pytest.raises(KeyboardInterrupt):
+        for k in range(4):
+            w.write({'k': k, 'payload': 'y' * 50})
+    assert w._file.calls > 1                           # the flush took several partial writes
+    assert [r['k'] for r in _lines(path)] == [0, 1, 2, 3]
+    w.close()
+
+
+def test_interrupts_held_nests_and_passes_through_outside():
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held():
+            with interrupts_held():
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(1000):
+                    pass
+                reached_inner_end = True
+            reached_outer_end = True
+    assert reached_inner_end and reached_outer_end
+    with pytest.raises(KeyboardInterrupt):             # outside a hold: immediate
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10**6):
+            pass
+
+
+def test_ctrl_c_of_a_writing_process_leaves_whole_lines(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    code = textwrap.dedent(f'''
+        from acres_sim.record.jsonl import JsonlWriter
+        with JsonlWriter({str(path)!r}, flush_every=7) as w:
+            k = 0
+            while True:
+                w.write({{'k': k, 'v': [k / 3, k / 7], 'pad': 'z' * (k % 50)}})
+                k += 1
+                if k == 5000:
+                    print('ready', flush=True)
+    ''')
+    proc = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=REPO, text=True)
+    try:
+        assert proc.stdout.readline().strip() == 'ready'
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert 'KeyboardInterrupt' in err
+    rows = _lines(path)
+    assert len(rows) >= 5000
+    assert [r['k'] for r in rows] == list(range(len(rows)))
