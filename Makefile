@@ -37,8 +37,7 @@ tf2_msgs: $(STAMP)
 	$(PY) tools/build_tf2_msgs.py --prefix $(VENV)
 
 run: setup
-	$(VENV)/bin/acres-sim config show --rig polaris
-	$(VENV)/bin/acres-sim site
+	$(VENV)/bin/acres-sim record --rig polaris --duration 120 --out runs/latest
 
 test: setup
 	$(PY) -m pytest

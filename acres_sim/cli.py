@@ -85,6 +85,27 @@ def cmd_config_docs(args):
     return 0
 
 
+def cmd_record(args):
+    from acres_sim.record.runner import RecordRequest, record
+
+    if args.rig == 'none':
+        raise UsageError('record needs a rig: --rig polaris or --rig maxxum')
+    if not 0.0 < args.duration <= 7 * 86400.0:
+        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= 604800 (a week)')
+    if not 1 <= args.agents <= 100:
+        raise UsageError(f'--agents {args.agents}: allowed 1 to 100')
+    config = config_from_args(args)
+    progress = not args.no_progress and sys.stderr.isatty()
+    episode, summary = record(RecordRequest(config, args.rig, args.duration, Path(args.out),
+                                            args.agents, args.route, args.scene, progress))
+    print(summary)
+    note = ' (cut short)' if episode['cut_short'] else ''
+    print(f'{episode["simulated_s"]:g} s simulated{note} at '
+          f'{episode["real_time_factor"]:.1f}x real time; files in {args.out}/: '
+          'gnss.jsonl imu.jsonl ins.jsonl truth.jsonl episode.json report.png bag/')
+    return 130 if episode['cut_short'] else 0
+
+
 class UsageError(Exception):
     """A command-line value that makes no sense (one line for the user)."""
 
@@ -198,6 +219,21 @@ def build_parser():
     docs = config_commands.add_parser('docs', help='print the parameter table (Markdown)')
     docs.add_argument('-o', '--output', metavar='OUT', help='write here instead of stdout')
     docs.set_defaults(run=cmd_config_docs)
+
+    rec = commands.add_parser('record', help='record a run headless: rows, a rosbag2, a report')
+    rec.add_argument('--duration', type=float, default=120.0, metavar='S',
+                     help='simulated seconds (default %(default)s)')
+    rec.add_argument('--out', default='runs/latest', metavar='DIR',
+                     help='output folder; its files are replaced (default %(default)s)')
+    rec.add_argument('--agents', type=int, default=1, metavar='N',
+                     help='vehicles of the rig, agent k with its own seeds (default 1)')
+    rec.add_argument('--route', metavar='NAME|FILE',
+                     help='route: acre_demo, loop, figure8, field or a route file '
+                          '(default: acre_demo for the Polaris, field for the Maxxum)')
+    rec.add_argument('--scene', metavar='FILE', help='obstacle scene (default: the ACRE farmstead)')
+    rec.add_argument('--no-progress', action='store_true', help='no progress bar')
+    add_config_arguments(rec)
+    rec.set_defaults(run=cmd_record)
 
     site = commands.add_parser('site', help='print the site georeference at the tile origin')
     _add_time_and_zone(site)

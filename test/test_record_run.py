@@ -1,0 +1,130 @@
+"""`acres-sim record` end to end: the files and their keys, the bag read by two
+independent readers, identical output for identical seeds, agents, and a run
+cut short by SIGINT that still leaves valid files."""
+
+import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+from mcap_ros2.reader import read_ros2_messages
+import pytest
+from rosbags.highlevel import AnyReader
+from rosbags.typesys import Stores, get_typestore
+
+from acres_sim.cli import main
+
+DURATION = '12'
+
+
+def recorded(tmp_path_factory, name, *argv):
+    out = tmp_path_factory.mktemp(name)
+    assert main(['record', '--duration', DURATION, '--out', str(out), '--no-progress',
+                 *argv]) == 0
+    return out
+
+
+@pytest.fixture(scope='module')
+def polaris(tmp_path_factory):
+    return recorded(tmp_path_factory, 'polaris')
+
+
+def rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_files_and_their_keys(polaris):
+    for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl', 'episode.json',
+                 'report.png', 'bag/metadata.yaml'):
+        assert (polaris / name).is_file(), name
+    gnss, imu, ins = rows(polaris / 'gnss.jsonl'), rows(polaris / 'imu.jsonl'), \
+        rows(polaris / 'ins.jsonl')
+    for row in gnss + imu + ins:
+        assert {'sample_time_s', 'available_time_s', 'delivery_time_s'} <= set(row)
+    delivered = [r for r in gnss if r['delivery_time_s'] is not None]
+    assert all(r['available_time_s'] == pytest.approx(r['sample_time_s'] + 0.05)
+               and r['delivery_time_s'] >= r['available_time_s'] - 1e-9 for r in delivered)
+    assert len(gnss) == 121 and len(ins) == 1201          # 10 Hz and 100 Hz, t = 0 .. 12 s
+    assert imu[0]['sample_time_s'] == pytest.approx(2 / 120)   # the third physics step
+    assert {'fix', 'imu', 'velocity', 'position_enu_m', 'odom', 'truth'} <= set(ins[0])
+    episode = json.loads((polaris / 'episode.json').read_text())
+    assert episode['cut_short'] is False and episode['seed'] == 42
+    assert len(episode['imu_bias_flu'][0]['accel_mps2']) == 3
+    assert (polaris / 'report.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+POLARIS_TOPICS = {
+    '/clock': 'rosgraph_msgs/msg/Clock', '/tf': 'tf2_msgs/msg/TFMessage',
+    '/tf_static': 'tf2_msgs/msg/TFMessage', '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray',
+    '/vehicle/odom': 'nav_msgs/msg/Odometry', '/oxts/fix': 'sensor_msgs/msg/NavSatFix',
+    '/oxts/imu': 'sensor_msgs/msg/Imu', '/oxts/velocity': 'geometry_msgs/msg/TwistStamped',
+    '/sim/ground_truth/odom': 'nav_msgs/msg/Odometry',
+    '/gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix', '/gnss_receiver/nmea': 'std_msgs/msg/String',
+    '/imu/data_raw': 'sensor_msgs/msg/Imu'}
+
+
+def test_bag_reads_back_with_rosbags_and_with_mcap(polaris):
+    counts = {}
+    with AnyReader([polaris / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        assert {c.topic: c.msgtype for c in reader.connections} == POLARIS_TOPICS
+        for connection, _t, raw in reader.messages():
+            reader.deserialize(raw, connection.msgtype)
+            counts[connection.topic] = counts.get(connection.topic, 0) + 1
+    assert counts['/clock'] == 12 * 120 + 1 and counts['/oxts/imu'] == 1201
+    seen = {}
+    for message in read_ros2_messages(str(polaris / 'bag' / 'bag.mcap')):
+        seen[message.channel.topic] = message.ros_msg
+    assert set(seen) == set(POLARIS_TOPICS)
+    assert seen['/vehicle/odom'].header.frame_id == 'utm'
+    assert seen['/vehicle/odom'].child_frame_id == 'base_footprint'
+    assert seen['/oxts/velocity'].header.frame_id == 'oxts_link'
+    assert seen['/gnss_receiver/fix'].header.frame_id == 'gnss_antenna'
+    metadata = (polaris / 'bag' / 'metadata.yaml').read_text()
+    assert 'version: 8' in metadata and 'storage_identifier: mcap' in metadata
+
+
+def test_identical_seeds_give_identical_files(polaris, tmp_path_factory):
+    again = recorded(tmp_path_factory, 'again')
+    for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl'):
+        assert (again / name).read_bytes() == (polaris / name).read_bytes(), name
+    other = recorded(tmp_path_factory, 'other', '--seed', '7')
+    assert (other / 'ins.jsonl').read_bytes() != (polaris / 'ins.jsonl').read_bytes()
+
+
+def test_agents_get_their_own_files_topics_and_noise(tmp_path_factory):
+    out = recorded(tmp_path_factory, 'two', '--agents', '2', '--rig', 'maxxum')
+    first, second = rows(out / 'agent_0' / 'ins.jsonl'), rows(out / 'agent_1' / 'ins.jsonl')
+    assert len(first) == len(second)
+    assert first[-1]['position_enu_m'] != second[-1]['position_enu_m']   # own INS noise
+    with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        topics = {c.topic for c in reader.connections}
+    assert {'/odom', '/agent1/odom', '/gnss/fix', '/agent1/gnss/fix'} <= topics
+    assert '/oxts/velocity' not in topics                 # the Maxxum has none
+
+
+def test_sigint_mid_run_leaves_valid_files(tmp_path):
+    out = tmp_path / 'cut'
+    exe = Path(sys.executable).with_name('acres-sim')
+    process = subprocess.Popen([str(exe), 'record', '--duration', '600', '--out', str(out),
+                                '--no-progress'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 120
+    while not (out / 'ins.jsonl').exists() or (out / 'ins.jsonl').stat().st_size < 200_000:
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert 'Traceback' not in stderr and 'cut short' in stdout
+    for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl'):
+        text = (out / name).read_text()
+        assert text.endswith('\n')
+        [json.loads(line) for line in text.splitlines()]
+    episode = json.loads((out / 'episode.json').read_text())
+    assert episode['cut_short'] is True and 0 < episode['simulated_s'] < 600
+    with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        assert sum(1 for _ in reader.messages()) > 0
+    assert os.path.getsize(out / 'report.png') > 0
