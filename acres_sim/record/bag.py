@@ -22,6 +22,7 @@ until the write is complete.  (rosbags' own ``Writer`` *aborts* on an
 exception, which leaves an MCAP without summary and no metadata.yaml.)
 """
 
+import contextlib
 from pathlib import Path
 import signal
 import sys
@@ -109,8 +110,12 @@ class BagWriter:
     Use as a context manager; :meth:`close` may be called more than once.
     """
 
-    def __init__(self, folder, typestore=Stores.ROS2_JAZZY, *, version: int = BAG_VERSION):
+    def __init__(self, folder, typestore=Stores.ROS2_JAZZY, *, version: int = BAG_VERSION,
+                 hold_interrupts: bool = True):
         self.path = Path(folder)
+        # Hold SIGINT/SIGTERM around each message write; a caller that stops
+        # gracefully on its own (a flag checked between steps) can skip the cost.
+        self._hold = interrupts_held if hold_interrupts else contextlib.nullcontext
         self.typestore = get_typestore(typestore) if isinstance(typestore, Stores) else typestore
         self._writer = Writer(self.path, version=version, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
@@ -174,7 +179,7 @@ class BagWriter:
         if msgtype != conn.msgtype:
             raise TypeError(f'topic {topic!r} carries {conn.msgtype}, not {msgtype}')
         data = self.typestore.serialize_cdr(message, conn.msgtype)
-        with interrupts_held():
+        with self._hold():
             self._writer.write(conn, int(t_ns), data)
             self.message_count += 1
 

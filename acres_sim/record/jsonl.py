@@ -36,15 +36,24 @@ _HELD_SIGNALS = tuple(getattr(signal, name) for name in ('SIGINT', 'SIGTERM')
 
 class _HoldState:
     depth = 0             # nesting depth of interrupts_held() on the main thread
+    pending = []          # signal numbers that arrived while held
+    previous = {}         # signal number -> the Python handler we wrapped
+
+
+def _held_handler(signum, frame):
+    if _HoldState.depth > 0:
+        _HoldState.pending.append(signum)
+        return
+    _HoldState.previous[signum](signum, frame)
 
 
 class interrupts_held:
-    """Context manager: on the main thread, SIGINT and SIGTERM are blocked
-    while the outermost block runs and delivered when it ends (the kernel keeps
-    them pending), so a file is never left half written.  Whatever the handler
-    is -- KeyboardInterrupt, the application's, or the default action -- it
-    runs after the block.  One system call on entry and one on exit.  On other
-    threads this does nothing (Python handles signals on the main thread).
+    """Context manager: on the main thread, a SIGINT or SIGTERM whose handler
+    is a Python function (KeyboardInterrupt for SIGINT by default, or whatever
+    the application installed) runs only when the outermost block ends, so
+    the block is never left half done.  Signals with the default OS action
+    (SIGTERM unless a handler was installed) are not touched.  On other
+    threads this does nothing (signals are only handled on the main thread).
     """
 
     __slots__ = ('_active',)
@@ -52,16 +61,21 @@ class interrupts_held:
     def __enter__(self):
         self._active = threading.current_thread() is threading.main_thread()
         if self._active:
-            if _HoldState.depth == 0:
-                signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+            for sig in _HELD_SIGNALS:
+                handler = signal.getsignal(sig)
+                if handler is not _held_handler and callable(handler):
+                    _HoldState.previous[sig] = handler
+                    signal.signal(sig, _held_handler)
             _HoldState.depth += 1
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if self._active:
             _HoldState.depth -= 1
-            if _HoldState.depth == 0:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
+            if _HoldState.depth == 0 and _HoldState.pending:
+                signum = _HoldState.pending[0]
+                _HoldState.pending.clear()
+                _HoldState.previous[signum](signum, None)
         return False
 
 

@@ -16,7 +16,9 @@ import json
 import math
 from pathlib import Path
 import shutil
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -35,7 +37,7 @@ from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import DelayLine, Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
-from acres_sim.record.bag import BagWriter, exit_on_sigterm
+from acres_sim.record.bag import BagWriter
 from acres_sim.record.jsonl import JsonlWriter
 from acres_sim.record.report import format_summary, summary_table, write_report
 
@@ -102,7 +104,7 @@ class _Recording:
         n = request.agents
         self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
         self.agents = [self._agent(k, n) for k in range(n)]
-        self.bag = BagWriter(self.out / 'bag')
+        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False)  # run() stops gracefully
         self._add_topics()
         self.imu_var = msg.imu_variances(config)
         self.ins_var = msg.ins_variances(config)
@@ -198,14 +200,25 @@ class _Recording:
 
     # -- the loop -------------------------------------------------------------
 
+    def _request_stop(self, signum, frame):
+        self.stop_requested = True
+
     def run(self):
+        """The loop; Ctrl-C or SIGTERM ends it after the current step, files whole."""
         self._static_tf()
         started = time.monotonic()
         shown = started
         n = len(self.agents)
         commands = np.zeros((n, 2))
+        self.stop_requested = False
+        on_main_thread = threading.current_thread() is threading.main_thread()
+        previous = {sig: signal.signal(sig, self._request_stop)
+                    for sig in (signal.SIGINT, signal.SIGTERM)} if on_main_thread else {}
         try:
             for k in range(self.steps + 1):
+                if self.stop_requested:
+                    self.cut_short = True
+                    break
                 t = k / PHYSICS_HZ
                 t_ns = msg.ns_from_seconds(t)
                 self.bag.write('/clock', t_ns, msg.clock(t_ns))
@@ -219,9 +232,9 @@ class _Recording:
                 if self.request.progress and time.monotonic() - shown > 0.5:
                     shown = time.monotonic()
                     self._progress(t, shown - started)
-        except KeyboardInterrupt:
-            self.cut_short = True
         finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             if self.request.progress:
                 sys.stderr.write('\n')
             self.wall_s = time.monotonic() - started
@@ -387,7 +400,6 @@ def _trim(row, kind):
 
 def record(request: RecordRequest):
     """Run one recording; returns the episode dict (also written to episode.json)."""
-    exit_on_sigterm()
     recording = _Recording(request)
     episode = recording.run()
     return episode, format_summary(episode['summary'][0])
