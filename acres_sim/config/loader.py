@@ -37,7 +37,8 @@ from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 from acres_sim.config.validate import (ConfigError, check_config, check_value,
                                        parse_outage, unknown_key)
 
-__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'read_layer', 'resolve']
+__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'read_document', 'read_layer',
+           'resolve']
 
 PACKAGE = 'acres_sim'
 RIGS = {'polaris': 'sensors_polaris.yaml', 'maxxum': 'sensors_maxxum.yaml'}
@@ -142,22 +143,30 @@ def _parameters(tree, source):
     return params
 
 
-def read_layer(path) -> dict:
-    """The keys one file sets, checked and in normal form (dotted name -> value)."""
+def read_document(path, what='config'):
+    """The parsed content of a YAML file (JSON by the ``.json`` suffix), read the
+    way rcl reads YAML; any problem is one ConfigError naming the ``what`` file."""
     path = Path(path)
     source = str(path)
     try:
         text = path.read_text(encoding='utf-8')
     except OSError as err:
-        raise ConfigError(f'cannot read config file {source}: {err.strerror}') from None
+        raise ConfigError(f'cannot read {what} file {source}: '
+                          f'{err.strerror or err.__class__.__name__}') from None
     except UnicodeDecodeError:
         raise ConfigError(f'{source} is not a text file (UTF-8)') from None
     kind = 'JSON' if path.suffix == '.json' else 'YAML'
     try:
-        tree = json.loads(text) if kind == 'JSON' else yaml.load(text, Loader=_RclLikeLoader)
+        return json.loads(text) if kind == 'JSON' else yaml.load(text, Loader=_RclLikeLoader)
     except (ValueError, yaml.YAMLError, RecursionError) as err:
         reason = 'nested too deeply' if isinstance(err, RecursionError) else str(err)
         raise ConfigError(f'{source} is not valid {kind}: ' + ' '.join(reason.split())) from None
+
+
+def read_layer(path) -> dict:
+    """The keys one file sets, checked and in normal form (dotted name -> value)."""
+    source = str(path)
+    tree = read_document(path)
     if tree is None:
         return {}
     if not isinstance(tree, dict):

@@ -22,13 +22,11 @@ allowed.  See :mod:`acres_sim.core.scene` for how buildings, bins and trees
 are turned into boxes, cylinders and spheres.
 """
 
-import json
 import math
 from pathlib import Path
 
-import yaml
 
-from acres_sim.config.loader import _RclLikeLoader, config_dir
+from acres_sim.config.loader import config_dir, read_document
 from acres_sim.config.validate import ConfigError
 from acres_sim.core.scene import Scene, make_scene
 
@@ -165,20 +163,8 @@ def _item_row(ck, kind, where, raw):
 def load_scene(path) -> Scene:
     """Read and check a scene file (YAML, or JSON by the ``.json`` suffix)."""
     path = Path(path)
+    tree = read_document(path, 'scene')
     source = str(path)
-    try:
-        text = path.read_text(encoding='utf-8')
-    except OSError as err:
-        raise ConfigError(f'cannot read scene file {source}: '
-                          f'{err.strerror or err.__class__.__name__}') from None
-    except UnicodeDecodeError:
-        raise ConfigError(f'{source} is not a text file (UTF-8)') from None
-    kind = 'JSON' if path.suffix == '.json' else 'YAML'
-    try:
-        tree = json.loads(text) if kind == 'JSON' else yaml.load(text, Loader=_RclLikeLoader)
-    except (ValueError, yaml.YAMLError, RecursionError) as err:
-        reason = 'nested too deeply' if isinstance(err, RecursionError) else str(err)
-        raise ConfigError(f'{source} is not valid {kind}: ' + ' '.join(reason.split())) from None
     return scene_from_tree(tree, source, default_name=path.stem)
 
 

@@ -15,13 +15,11 @@ names the key, the value, what is allowed and the file.
 """
 
 import difflib
-import json
 import math
 from pathlib import Path
 
-import yaml
 
-from acres_sim.config.loader import _RclLikeLoader, config_dir
+from acres_sim.config.loader import config_dir, read_document
 from acres_sim.config.validate import ConfigError
 from acres_sim.core.vehicles import VEHICLE_FIELDS, VehicleParams
 
@@ -156,18 +154,6 @@ def load_vehicle(name_or_path) -> VehicleParams:
     """The parameters of a packaged vehicle (``'polaris'``, ``'maxxum'``) or of a
     vehicle file (YAML, or JSON by the ``.json`` suffix)."""
     path = _resolve(name_or_path)
+    tree = read_document(path, 'vehicle')
     source = str(path)
-    try:
-        text = path.read_text(encoding='utf-8')
-    except OSError as err:
-        raise ConfigError(f'cannot read vehicle file {source}: '
-                          f'{err.strerror or err.__class__.__name__}') from None
-    except UnicodeDecodeError:
-        raise ConfigError(f'{source} is not a text file (UTF-8)') from None
-    kind = 'JSON' if path.suffix == '.json' else 'YAML'
-    try:
-        tree = json.loads(text) if kind == 'JSON' else yaml.load(text, Loader=_RclLikeLoader)
-    except (ValueError, yaml.YAMLError, RecursionError) as err:
-        reason = 'nested too deeply' if isinstance(err, RecursionError) else str(err)
-        raise ConfigError(f'{source} is not valid {kind}: ' + ' '.join(reason.split())) from None
     return vehicle_from_tree(tree, source)

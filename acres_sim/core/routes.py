@@ -36,7 +36,6 @@ grid east.
 """
 
 import difflib
-import json
 import math
 from pathlib import Path
 from typing import NamedTuple
@@ -520,9 +519,8 @@ def route_from_tree(tree, source='<route>', default_name='route') -> Route:
 def load_route(name_or_path) -> Route:
     """A packaged route (``'acre_demo'``, ``'loop'``, ``'figure8'``, ``'field'``) or a
     route file (YAML, or JSON by the ``.json`` suffix)."""
-    import yaml
     from acres_sim.config import ConfigError
-    from acres_sim.config.loader import _RclLikeLoader
+    from acres_sim.config.loader import read_document
 
     text = str(name_or_path)
     path = Path(text)
@@ -532,17 +530,5 @@ def load_route(name_or_path) -> Route:
             raise ConfigError(f'unknown route {text!r}: no file {path}; packaged: '
                               + ', '.join(route_names()))
     source = str(path)
-    try:
-        content = path.read_text(encoding='utf-8')
-    except OSError as err:
-        raise ConfigError(f'cannot read route file {source}: '
-                          f'{err.strerror or err.__class__.__name__}') from None
-    except UnicodeDecodeError:
-        raise ConfigError(f'{source} is not a text file (UTF-8)') from None
-    kind = 'JSON' if path.suffix == '.json' else 'YAML'
-    try:
-        tree = json.loads(content) if kind == 'JSON' else yaml.load(content, Loader=_RclLikeLoader)
-    except (ValueError, yaml.YAMLError, RecursionError) as err:
-        reason = 'nested too deeply' if isinstance(err, RecursionError) else str(err)
-        raise ConfigError(f'{source} is not valid {kind}: ' + ' '.join(reason.split())) from None
+    tree = read_document(path, 'route')
     return route_from_tree(tree, source, default_name=path.stem)
