@@ -96,13 +96,18 @@ def cmd_record(args):
         raise UsageError(f'--agents {args.agents}: allowed 1 to 100')
     config = config_from_args(args)
     progress = not args.no_progress and sys.stderr.isatty()
-    episode, summary = record(RecordRequest(config, args.rig, args.duration, Path(args.out),
-                                            args.agents, args.route, args.scene, progress))
+    out = Path(args.out)
+    try:
+        episode, summary = record(RecordRequest(config, args.rig, args.duration, out,
+                                                args.agents, args.route, args.scene, progress))
+    except OSError as err:
+        raise UsageError(f'cannot write the recording to {out}: {err.strerror or err}') from None
     print(summary)
     note = ' (cut short)' if episode['cut_short'] else ''
+    written = sorted(str(p.relative_to(out)) + ('/' if p.is_dir() else '')
+                     for p in out.iterdir())
     print(f'{episode["simulated_s"]:g} s simulated{note} at '
-          f'{episode["real_time_factor"]:.1f}x real time; files in {args.out}/: '
-          'gnss.jsonl imu.jsonl ins.jsonl truth.jsonl episode.json report.png bag/')
+          f'{episode["real_time_factor"]:.1f}x real time; in {out}/: {" ".join(written)}')
     return 130 if episode['cut_short'] else 0
 
 

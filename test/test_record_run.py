@@ -128,3 +128,49 @@ def test_sigint_mid_run_leaves_valid_files(tmp_path):
     with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
         assert sum(1 for _ in reader.messages()) > 0
     assert os.path.getsize(out / 'report.png') > 0
+
+
+def test_stamps_follow_the_rig_convention(polaris):
+    """INS topics at their sample time (no latency); receiver and IMU topics
+    delivered delay_s later, stamped with the sample time."""
+    lag = {}
+    with AnyReader([polaris / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        for connection, t_log, raw in reader.messages():
+            if connection.topic in ('/oxts/fix', '/gnss_receiver/fix', '/imu/data_raw'):
+                message = reader.deserialize(raw, connection.msgtype)
+                stamp = message.header.stamp.sec * 10**9 + message.header.stamp.nanosec
+                lag.setdefault(connection.topic, set()).add(round((t_log - stamp) / 1e6))
+    assert lag == {'/oxts/fix': {0}, '/gnss_receiver/fix': {50}, '/imu/data_raw': {50}}
+
+
+def test_the_oxts_imu_frame_turns_the_message_back_into_the_ins_attitude(polaris):
+    """The Polaris /oxts/imu is in the OxTS axes; its frame's static TF undoes them."""
+    import numpy as np
+    from acres_sim.core.quaternion import quat_multiply
+
+    with AnyReader([polaris / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        statics, imu = {}, None
+        for connection, _t, raw in reader.messages():
+            message = reader.deserialize(raw, connection.msgtype)
+            if connection.topic == '/tf_static':
+                statics.update({tf.child_frame_id: tf.transform.rotation
+                                for tf in message.transforms})
+            elif connection.topic == '/oxts/imu' and imu is None:
+                imu = message
+    mount = statics[imu.header.frame_id]
+    q_mount = np.array([mount.x, mount.y, mount.z, mount.w])
+    q_message = np.array([imu.orientation.x, imu.orientation.y, imu.orientation.z,
+                          imu.orientation.w])
+    q_ins = rows(polaris / 'ins.jsonl')[0]['imu']['orientation_enu_xyzw']
+    back = quat_multiply(q_message, np.array([-q_mount[0], -q_mount[1], -q_mount[2], q_mount[3]]))
+    assert np.allclose(back, q_ins) or np.allclose(back, -np.array(q_ins))
+
+
+def test_sensors_off_and_a_reused_folder(tmp_path_factory, polaris):
+    out = recorded(tmp_path_factory, 'reuse')
+    assert main(['record', '--duration', '3', '--out', str(out), '--no-progress', '--no-ins',
+                 '--agents', '2']) == 0
+    assert not (out / 'ins.jsonl').exists() and not (out / 'gnss.jsonl').exists()
+    truth = rows(out / 'agent_1' / 'truth.jsonl')
+    assert len(truth) == 301 and 'ins_point' not in truth[0]
+    assert not (out / 'agent_1' / 'ins.jsonl').exists()

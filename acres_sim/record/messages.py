@@ -150,8 +150,8 @@ def _diag3(variances, floor=MIN_VARIANCE):
     return np.array([a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, c])
 
 
-def _diag6(variances):
-    v = [float(x) for x in variances]
+def _diag6(variances, floor=0.0):
+    v = [max(float(x), floor) for x in variances]
     if len(v) != 6:
         raise ValueError(f'6 variances expected, got {len(v)}')
     cov = np.zeros(36, dtype=np.float64)
@@ -324,7 +324,7 @@ def ins_fix(row: dict, stamp_ns: int, frame_id: str):
     fix = _sub(row, 'fix')
     cov_in = fix['position_covariance']
     if len(cov_in) == 3:
-        cov = _diag3(cov_in, floor=0.0)
+        cov = _diag3(cov_in)   # floored: a zero variance (noise off) makes an EKF singular
         cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     elif len(cov_in) == 9:
         cov = np.array([float(c) for c in cov_in])
@@ -402,7 +402,7 @@ def utm_odometry(odom: dict, stamp_ns: int, *, frame_id: str = None, child_frame
         pose=PoseWithCovariance(
             pose=Pose(position=_point(odom['position_m']),
                       orientation=_quat(odom['orientation_xyzw'])),
-            covariance=_diag6(odom['covariance'])),
+            covariance=_diag6(odom['covariance'], floor=MIN_VARIANCE)),
         twist=TwistWithCovariance(
             twist=Twist(linear=_vec3(odom['linear_flu_mps']),
                         angular=_vec3(odom['angular_flu_radps'])),

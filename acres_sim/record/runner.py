@@ -53,7 +53,27 @@ INS_TOPICS = {
 }
 DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
 ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
-REPORT_IMU_ROWS = 20000   # the report keeps at most this many IMU rows (memory stays flat)
+# The Polaris INS IMU message is in the OxTS unit's axes (x left, y forward, z down):
+# its own frame, rotated from FLU by the spec's (1/sqrt 2, 1/sqrt 2, 0, 0).
+OXTS_IMU_FRAME, OXTS_IMU_ROTATION = 'oxts_imu_link', (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
+REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
+
+
+class _Thinned:
+    """A list that keeps at most ``cap`` items, evenly spread over the whole run:
+    when full it drops every other item and keeps every 2nd, 4th, ... new one, so
+    memory stays flat however long the run (the report plots and sums these)."""
+
+    def __init__(self, cap=REPORT_ROWS):
+        self.cap, self.stride, self.seen, self.items = cap, 1, 0, []
+
+    def append(self, item):
+        if self.seen % self.stride == 0:
+            self.items.append(item)
+            if len(self.items) >= self.cap:
+                self.items = self.items[::2]
+                self.stride *= 2
+        self.seen += 1
 
 
 @dataclass
@@ -82,9 +102,10 @@ class _Agent:
     dues: dict
     lines: dict
     files: dict
-    report: dict = field(default_factory=lambda: {'gnss': [], 'ins': [], 'imu': [],
-                                                  'truth': [], 'gnss_truth': []})
+    report: dict = field(default_factory=lambda: {name: _Thinned() for name in
+                                                  ('gnss', 'ins', 'imu', 'truth')})
     antenna_truth: dict = field(default_factory=dict)
+    truth_due: object = None
 
 
 class _Recording:
@@ -113,9 +134,13 @@ class _Recording:
     # -- set-up ---------------------------------------------------------------
 
     def _prepare_folder(self):
+        """An empty output folder: the files of an earlier recording there go."""
+        if self.out.exists() and not self.out.is_dir():
+            raise OSError(f'{self.out} exists and is not a folder')
         self.out.mkdir(parents=True, exist_ok=True)
-        for name in ('bag', 'report.png', 'episode.json'):
-            path = self.out / name
+        old = [self.out / name for name in ('bag', 'report.png', 'episode.json', 'gnss.jsonl',
+                                            'imu.jsonl', 'ins.jsonl', 'truth.jsonl')]
+        for path in old + sorted(self.out.glob('agent_*')):
             if path.is_dir():
                 shutil.rmtree(path)
             elif path.exists():
@@ -131,12 +156,13 @@ class _Recording:
         c = self.config
         delay = c['delay_s']
         dues, lines, files = {}, {}, {}
+        index = c['agent.index'] + k   # agent k of this run; the config may shift them all
         models = {
-            'gnss': GnssReceiver.from_config(c, scene=self.scene, site=self.site, agent_index=k)
-            if c['gnss.enabled'] else None,
-            'imu': ImuModel.from_config(c, self._arm('imu.position_flu_m'), agent_index=k)
+            'gnss': GnssReceiver.from_config(c, scene=self.scene, site=self.site,
+                                             agent_index=index) if c['gnss.enabled'] else None,
+            'imu': ImuModel.from_config(c, self._arm('imu.position_flu_m'), agent_index=index)
             if c['imu.enabled'] else None,
-            'ins': InsModel.from_config(c, self._arm('ins.position_flu_m'), agent_index=k,
+            'ins': InsModel.from_config(c, self._arm('ins.position_flu_m'), agent_index=index,
                                         site=self.site) if c['ins.enabled'] else None,
         }
         for name, model in models.items():
@@ -145,9 +171,11 @@ class _Recording:
                 lines[name] = DelayLine(delay)
                 files[name] = JsonlWriter(folder / f'{name}.jsonl')
         files['truth'] = JsonlWriter(folder / 'truth.jsonl')
-        return _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
-                      models['imu'], models['ins'], models['gnss'],
-                      self._arm('gnss.antenna_flu_m'), dues, lines, files)
+        agent = _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
+                       models['imu'], models['ins'], models['gnss'],
+                       self._arm('gnss.antenna_flu_m'), dues, lines, files)
+        agent.truth_due = Due(c['ins.hz'])   # truth.jsonl at the INS rate, INS on or off
+        return agent
 
     def _topic(self, agent, name):
         return f'/{agent.prefix}{name}'
@@ -183,13 +211,16 @@ class _Recording:
         transforms = []
         for agent in self.agents:
             base = f'{agent.prefix}base_footprint'
-            mounts = [(ANTENNA_FRAME, agent.antenna_arm),
-                      (IMU_FRAME, self._arm('imu.position_flu_m')),
-                      (INS_FRAME, self._arm('ins.position_flu_m')),
-                      (self.topics['fix_frame'], self._arm('ins.position_flu_m'))]
-            for child, arm in mounts:
+            ins_arm = self._arm('ins.position_flu_m')
+            mounts = [(ANTENNA_FRAME, agent.antenna_arm, identity),
+                      (IMU_FRAME, self._arm('imu.position_flu_m'), identity),
+                      (INS_FRAME, ins_arm, identity),
+                      (self.topics['fix_frame'], ins_arm, identity)]
+            if self.topics['oxts_axes']:
+                mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_IMU_ROTATION))
+            for child, arm, rotation in mounts:
                 transforms.append(msg.transform_stamped(0, base, agent.prefix + child,
-                                                        chassis + arm, identity))
+                                                        chassis + arm, rotation))
         frame = 'nad83' if c['ins.frame'] == 'nad83' else 'wgs84_g2139'
         site_frame = 'nad83_2011' if frame == 'nad83' else frame
         e0, n0, h0 = self.site.enu_to_utm(0.0, 0.0, 0.0, 0.0, site_frame, c['ins.utm_zone'])
@@ -205,7 +236,6 @@ class _Recording:
 
     def run(self):
         """The loop; Ctrl-C or SIGTERM ends it after the current step, files whole."""
-        self._static_tf()
         started = time.monotonic()
         shown = started
         n = len(self.agents)
@@ -215,6 +245,7 @@ class _Recording:
         previous = {sig: signal.signal(sig, self._request_stop)
                     for sig in (signal.SIGINT, signal.SIGTERM)} if on_main_thread else {}
         try:
+            self._static_tf()
             for k in range(self.steps + 1):
                 if self.stop_requested:
                     self.cut_short = True
@@ -249,17 +280,21 @@ class _Recording:
         sys.stderr.flush()
 
     def _sample(self, agent, t, truth):
+        if truth.reset and agent.ins is not None:
+            agent.ins.restart_differences()   # the next epoch reports gravity only
         if agent.imu is not None:
             agent.imu.physics_step(truth)
             if agent.dues['imu'].due(t):
                 row = agent.imu.sample(t)
                 if row is not None:
                     agent.lines['imu'].push(t, row)
+        ins_row = None
         if agent.ins is not None and agent.dues['ins'].due(t):
-            row = agent.ins.epoch(t, truth)
-            agent.lines['ins'].push(t, row)
-            self._write_ins_topics(agent, t, row)
-            self._write_truth(agent, t, truth, row)
+            ins_row = agent.ins.epoch(t, truth)
+            agent.lines['ins'].push(t, ins_row)
+            self._write_ins_topics(agent, t, ins_row)
+        if agent.truth_due.due(t):
+            self._write_truth(agent, t, truth, ins_row)
         if agent.gnss is not None and agent.dues['gnss'].due(t):
             antenna = point_at_lever_arm(truth.p, truth.R, agent.antenna_arm)
             agent.antenna_truth[t] = antenna
@@ -281,13 +316,12 @@ class _Recording:
                                    else release.available_time)
         if name == 'gnss':
             self._write_gnss_topics(agent, row, stamp, when)
-            agent.report['gnss'].append(_trim(row, 'gnss'))
-            agent.report['gnss_truth'].append(agent.antenna_truth.pop(release.sample_time))
+            antenna = agent.antenna_truth.pop(release.sample_time)
+            agent.report['gnss'].append((_trim(row, 'gnss'), antenna))
         elif name == 'imu':
             self.bag.write(self._topic(agent, 'imu/data_raw'), when, msg.imu_from_imu_row(
                 row, stamp, agent.prefix + IMU_FRAME, **self.imu_var))
-            if len(agent.report['imu']) < REPORT_IMU_ROWS:
-                agent.report['imu'].append(row)
+            agent.report['imu'].append(row)
         else:
             agent.report['ins'].append(_trim(row, 'ins'))
 
@@ -310,8 +344,9 @@ class _Recording:
         self.bag.write('/tf', t_ns, msg.tf_message([msg.transform_from_odometry(odom)]))
         self.bag.write(self._topic(agent, topics['fix']), t_ns,
                        msg.ins_fix(row, t_ns, agent.prefix + topics['fix_frame']))
+        imu_frame = OXTS_IMU_FRAME if topics['oxts_axes'] else INS_FRAME
         self.bag.write(self._topic(agent, topics['imu']), t_ns, msg.ins_imu(
-            row, t_ns, agent.prefix + INS_FRAME, oxts_axes=topics['oxts_axes'],
+            row, t_ns, agent.prefix + imu_frame, oxts_axes=topics['oxts_axes'],
             orientation_var=self.ins_var['orientation_var'], gyro_var=self.ins_var['gyro_var'],
             accel_var=self.ins_var['accel_var']))
         if topics['velocity']:
@@ -321,21 +356,25 @@ class _Recording:
             row, t_ns, child_frame_id=f'{agent.prefix}base_footprint'))
 
     def _write_truth(self, agent, t, truth, ins_row):
+        """Chassis truth; the INS point's too when the INS sampled at this step."""
         row = {
             'time_s': t,
             'chassis': {'position_enu_m': truth.p.tolist(),
                         'orientation_enu_xyzw': quat_from_matrix(truth.R).tolist(),
                         'velocity_com_enu_mps': truth.v.tolist(),
                         'angular_velocity_enu_radps': truth.w.tolist()},
-            'ins_point': ins_row['truth'],
         }
+        if ins_row is not None:
+            row['ins_point'] = ins_row['truth']
         agent.files['truth'].write(row)
-        agent.report['truth'].append({'sample_time_s': t,
-                                      'position_enu_m': ins_row['truth']['position_enu_m']})
+        point = ins_row['truth']['position_enu_m'] if ins_row is not None else truth.p.tolist()
+        agent.report['truth'].append({'sample_time_s': t, 'position_enu_m': point})
 
     # -- the end --------------------------------------------------------------
 
     def _close(self):
+        """Close every file, each whatever happens to the others."""
+        writers = [self.bag]
         for agent in self.agents:
             if not self.cut_short:
                 for name, line in agent.lines.items():
@@ -344,23 +383,30 @@ class _Recording:
                                                  release.sample_time, 'available_time_s':
                                                  release.available_time,
                                                  'delivery_time_s': None})
-            for writer in agent.files.values():
+            writers += list(agent.files.values())
+        errors = []
+        for writer in writers:
+            try:
                 writer.close()
-        self.bag.close()
+            except Exception as err:  # noqa: BLE001 - close the rest, then report
+                errors.append(err)
+        if errors:
+            raise errors[0]
+
+    @staticmethod
+    def _report_rows(agent):
+        """The agent's (thinned) report series: gnss rows with their truth, ins, imu, truth."""
+        r = agent.report
+        gnss = [row for row, _antenna in r['gnss'].items]
+        antenna = np.array([a for _row, a in r['gnss'].items]).reshape(-1, 3)
+        return gnss, r['ins'].items, r['imu'].items, r['truth'].items, antenna
 
     def _finish(self):
         summaries = []
         for agent in self.agents:
-            r = agent.report
-            summary = summary_table(r['gnss'], r['ins'], r['imu'], r['truth'],
-                                    gnss_truth_enu=np.array(r['gnss_truth']).reshape(-1, 3))
-            summaries.append(summary)
+            gnss, ins, imu, truth, antenna = self._report_rows(agent)
+            summaries.append(summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna))
         sim_s = self.fleet.step_index / PHYSICS_HZ
-        first = self.agents[0].report
-        write_report(self.out / 'report.png', first['gnss'], first['ins'], first['imu'],
-                     first['truth'], self.scene, summaries[0],
-                     gnss_truth_enu=np.array(first['gnss_truth']).reshape(-1, 3),
-                     title=f'acres_sim {self.rig}, {sim_s:g} s, seed {self.config["seed"]}')
         episode = {
             'software': f'acres_sim {__version__}',
             'rig': self.rig, 'agents': len(self.agents), 'seed': self.config['seed'],
@@ -375,6 +421,10 @@ class _Recording:
         }
         text = json.dumps(episode, indent=2, allow_nan=False)
         (self.out / 'episode.json').write_text(text + '\n', encoding='utf-8')
+        gnss, ins, imu, truth, antenna = self._report_rows(self.agents[0])
+        write_report(self.out / 'report.png', gnss, ins, imu, truth, self.scene, summaries[0],
+                     gnss_truth_enu=antenna,
+                     title=f'acres_sim {self.rig}, {sim_s:g} s, seed {self.config["seed"]}')
         return episode
 
 
