@@ -32,7 +32,6 @@ Body axes are FLU, so the spec's FLU() conversions are identities here.
 Units: m, s, rad inside; degrees only in the row.
 """
 
-import datetime
 import math
 from typing import NamedTuple
 
@@ -226,27 +225,6 @@ def oxts_imu_axes(q_ins, angular_flu, accel_flu):
     return q_imu, [a[1], a[0], -a[2]], [f[1], f[0], -f[2]]
 
 
-class _DecimalYear:
-    """Episode time -> decimal year, equal to :func:`acres_sim.core.geo.decimal_year`
-    (same nanosecond rounding, same float division) but without numpy's datetime
-    machinery on every call; the year's bounds are cached."""
-
-    def __init__(self, start_utc: datetime.datetime):
-        utc = start_utc.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-        self._start_ns = int(np.datetime64(utc, 'ns').astype(np.int64))
-        self._begin = self._end = 0
-        self._year = 0
-
-    def __call__(self, t_s: float) -> float:
-        stamp = self._start_ns + int(round(t_s * 1e9))
-        if not self._begin <= stamp < self._end:
-            year = np.datetime64(stamp, 'ns').astype('datetime64[Y]')
-            self._begin = int(year.astype('datetime64[ns]').astype(np.int64))
-            self._end = int((year + 1).astype('datetime64[ns]').astype(np.int64))
-            self._year = int(year.astype(np.int64)) + 1970
-        return self._year + float(stamp - self._begin) / float(self._end - self._begin)
-
-
 class InsModel:
     """One vehicle's INS.  ``epoch(t, truth)`` -> the ins.jsonl row (a dict).
 
@@ -265,7 +243,6 @@ class InsModel:
         self._lever = np.ascontiguousarray(params.lever_arm_m, dtype=np.float64).reshape(3)
         self._frame_code = FRAMES[FIX_FRAMES[params.frame]]
         self._lam_c = central_meridian_rad(int(params.utm_zone))
-        self._decimal_year = _DecimalYear(site.start_utc)
         on = 1.0 if params.noise else 0.0
         self._sigma = np.array([
             on * params.position_sigma_m, on * params.position_white_m,
@@ -329,7 +306,7 @@ class InsModel:
         ins_epoch_values(self.rng.state, self._g)
         _ins_epoch(truth.p, truth.R, truth.v, truth.w, truth.p_c, self._lever, first,
                    gravity_only, dt, self._sigma, self._g, self._memory,
-                   self._decimal_year(t), self.site.params, self._frame_code, self._lam_c,
+                   self.site.epoch(t), self.site.params, self._frame_code, self._lam_c,
                    self._out)
         return self._row(self._out.tolist())
 

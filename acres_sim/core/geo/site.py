@@ -29,7 +29,7 @@ import numpy as np
 
 from acres_sim.core.geo.ecef import ecef_to_geodetic_rad, geodetic_to_ecef_rad
 from acres_sim.core.geo.ellipsoid import GRS80, WGS84
-from acres_sim.core.geo.epoch import decimal_year
+from acres_sim.core.geo.epoch import DecimalYearClock, decimal_year
 from acres_sim.core.geo.helmert import HelmertParams, helmert_forward, helmert_inverse
 from acres_sim.core.geo.state_plane import (US_SURVEY_FOOT_M, indiana_west_forward_rad,
                                             indiana_west_inverse_rad)
@@ -185,6 +185,7 @@ class SiteGeoreference:
     def __init__(self, params: SiteParams, start_utc):
         self.params = params
         self.start_utc = start_utc  # an aware datetime
+        self._clock = DecimalYearClock(start_utc)
 
     @classmethod
     def from_config(cls, config) -> 'SiteGeoreference':
@@ -199,7 +200,9 @@ class SiteGeoreference:
         return cls.from_config(load_config(rig=None))
 
     def epoch(self, t_s):
-        """Decimal year of episode time ``t_s``."""
+        """Decimal year of episode time ``t_s`` (scalar: cached year bounds; array: numpy)."""
+        if np.ndim(t_s) == 0:
+            return self._clock(float(t_s))
         return decimal_year(self.start_utc, t_s)
 
     def enu_to_geodetic(self, e, n, u, t_s, frame):
