@@ -133,6 +133,22 @@ def system_mask(gps=True, galileo=True, glonass=True) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 @njit(cache=True)
+def _clip_slab(o, d, lo, hi, t_near, t_far):
+    """Narrow the ray interval [t_near, t_far] to where ``o + t d`` lies in
+    [lo, hi] (one slab of the slab test); empty when t_near > t_far.  A ray
+    parallel to the slab keeps its interval from inside it and none from outside."""
+    if d == 0.0:
+        if o < lo or o > hi:
+            return 1.0, 0.0
+        return t_near, t_far
+    ta = (lo - o) / d
+    tb = (hi - o) / d
+    if ta > tb:
+        ta, tb = tb, ta
+    return max(t_near, ta), min(t_far, tb)
+
+
+@njit(cache=True)
 def ray_box(ox, oy, oz, dx, dy, dz, x0, y0, z0, x1, y1, z1):
     """Does the ray ``o + t d`` (``t >= 0``) meet the closed box [x0, x1] x [y0, y1] x [z0, z1]?
 
@@ -140,45 +156,14 @@ def ray_box(ox, oy, oz, dx, dy, dz, x0, y0, z0, x1, y1, z1):
     ``[0, inf)``.  A ray parallel to a slab meets it only from inside it.
     Touching an edge or face counts as meeting.
     """
-    t_near = 0.0
-    t_far = math.inf
-    if dx == 0.0:
-        if ox < x0 or ox > x1:
-            return False
-    else:
-        ta = (x0 - ox) / dx
-        tb = (x1 - ox) / dx
-        if ta > tb:
-            ta, tb = tb, ta
-        t_near = max(t_near, ta)
-        t_far = min(t_far, tb)
-        if t_near > t_far:
-            return False
-    if dy == 0.0:
-        if oy < y0 or oy > y1:
-            return False
-    else:
-        ta = (y0 - oy) / dy
-        tb = (y1 - oy) / dy
-        if ta > tb:
-            ta, tb = tb, ta
-        t_near = max(t_near, ta)
-        t_far = min(t_far, tb)
-        if t_near > t_far:
-            return False
-    if dz == 0.0:
-        if oz < z0 or oz > z1:
-            return False
-    else:
-        ta = (z0 - oz) / dz
-        tb = (z1 - oz) / dz
-        if ta > tb:
-            ta, tb = tb, ta
-        t_near = max(t_near, ta)
-        t_far = min(t_far, tb)
-        if t_near > t_far:
-            return False
-    return True
+    t_near, t_far = _clip_slab(ox, dx, x0, x1, 0.0, math.inf)
+    if t_near > t_far:
+        return False
+    t_near, t_far = _clip_slab(oy, dy, y0, y1, t_near, t_far)
+    if t_near > t_far:
+        return False
+    t_near, t_far = _clip_slab(oz, dz, z0, z1, t_near, t_far)
+    return t_near <= t_far
 
 
 @njit(cache=True)
@@ -189,20 +174,9 @@ def ray_cylinder(ox, oy, oz, dx, dy, dz, cx, cy, r, z0, z1):
     The ray's interval inside the infinite cylinder (a quadratic in ``t``) is
     intersected with its interval between the two cap planes and ``[0, inf)``.
     """
-    t_near = 0.0
-    t_far = math.inf
-    if dz == 0.0:
-        if oz < z0 or oz > z1:
-            return False
-    else:
-        ta = (z0 - oz) / dz
-        tb = (z1 - oz) / dz
-        if ta > tb:
-            ta, tb = tb, ta
-        t_near = max(t_near, ta)
-        t_far = min(t_far, tb)
-        if t_near > t_far:
-            return False
+    t_near, t_far = _clip_slab(oz, dz, z0, z1, 0.0, math.inf)
+    if t_near > t_far:
+        return False
     px = ox - cx
     py = oy - cy
     c = px * px + py * py - r * r
