@@ -8,6 +8,7 @@ file is invalid.
 """
 
 import argparse
+import math
 import os
 from pathlib import Path
 import sys
@@ -140,7 +141,6 @@ def cmd_site(args):
 def describe_point(config, e, n, u, t_s, zone=None):
     """Every frame of grid point (e, n, u) at episode time t_s, as a small report."""
     from acres_sim.core.geo import FRAMES, SiteGeoreference, US_SURVEY_FOOT_M, utm_forward
-    import math
 
     site = SiteGeoreference.from_config(config)
     zone = zone or config['ins.utm_zone']

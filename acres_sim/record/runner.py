@@ -306,10 +306,7 @@ class _Recording:
                 self._write_row(agent, name, release)
 
     def _write_row(self, agent, name, release):
-        row = dict(release.item)
-        row['sample_time_s'] = release.sample_time
-        row['available_time_s'] = release.available_time
-        row['delivery_time_s'] = release.delivery_time
+        row = _timed_row(release)
         agent.files[name].write(row)
         stamp = msg.ns_from_seconds(release.sample_time)
         when = msg.ns_from_seconds(release.delivery_time if release.delivery_time is not None
@@ -378,11 +375,8 @@ class _Recording:
         for agent in self.agents:
             if not self.cut_short:
                 for name, line in agent.lines.items():
-                    for release in line.flush():  # never delivered within the run
-                        agent.files[name].write({**release.item, 'sample_time_s':
-                                                 release.sample_time, 'available_time_s':
-                                                 release.available_time,
-                                                 'delivery_time_s': None})
+                    for release in line.flush():  # never delivered: delivery time null
+                        agent.files[name].write(_timed_row(release))
             writers += list(agent.files.values())
         errors = []
         for writer in writers:
@@ -426,6 +420,13 @@ class _Recording:
                      gnss_truth_enu=antenna,
                      title=f'acres_sim {self.rig}, {sim_s:g} s, seed {self.config["seed"]}')
         return episode
+
+
+def _timed_row(release):
+    """A model row with the scheduler's sample, available and delivery times."""
+    return {**release.item, 'sample_time_s': release.sample_time,
+            'available_time_s': release.available_time,
+            'delivery_time_s': release.delivery_time}
 
 
 def _biases(imu):
