@@ -26,7 +26,8 @@ import numpy as np
 from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.frames import lever_arm_from_chassis, point_at_lever_arm
+from acres_sim.core.frames import (chassis_in_base_footprint, lever_arm_from_chassis,
+                                   point_at_lever_arm)
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
@@ -207,7 +208,7 @@ class _Recording:
         """Mounts from base_footprint and utm -> map (so rviz can work in small numbers)."""
         c = self.config
         identity = (0.0, 0.0, 0.0, 1.0)
-        chassis = np.array([0.4 * self.vehicle.wheelbase_m, 0.0, self.vehicle.cog_height_m])
+        chassis = chassis_in_base_footprint(self.vehicle.wheelbase_m, self.vehicle.cog_height_m)
         transforms = []
         for agent in self.agents:
             base = f'{agent.prefix}base_footprint'
