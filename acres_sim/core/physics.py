@@ -101,7 +101,8 @@ from typing import NamedTuple
 from numba import njit, prange
 import numpy as np
 
-from acres_sim.core.frames import CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint
+from acres_sim.core.frames import (CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint,
+                                   point_at_lever_arm)
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.core.vehicles import (
@@ -118,6 +119,7 @@ __all__ = [
     'P_AIR_DENSITY', 'P_GRAVITY', 'P_GROUND_Z', 'P_GRADE_EAST', 'P_GRADE_NORTH',
     'CMD_STOP_EPS', 'PARK_SPEED', 'CHASSIS_AHEAD',
     'Terrain', 'FootprintPose', 'air_density_1976', 'params_row', 'initial_state',
+    'truth_from_state',
     'accelerations', 'refresh_accelerations', 'advance_actuators', 'verlet_step',
     'step_actuated', 'control', 'step_one', 'step_many', 'step_many_parallel', 'forward_speed',
     'base_footprint_pose',
@@ -545,6 +547,15 @@ def step_many_parallel(states, commands, params, dt):
 
 
 @njit(cache=True)
+def truth_from_state(x, com):
+    """(R, p_c) of state row ``x``: the rotation body FLU -> ENU and the centre of
+    mass p + R com (``com``: the CoM from the chassis origin, body FLU [m])."""
+    R = matrix_from_quat(x[S_QX:S_QW + 1])
+    p_c = point_at_lever_arm(x[S_PX:S_PZ + 1], R, com)
+    return R, p_c
+
+
+@njit(cache=True)
 def _initial_state(p, x0, y0, yaw, speed, out):
     for i in range(STATE_SIZE):
         out[i] = 0.0
@@ -611,7 +622,8 @@ class Fleet:
     every vehicle starts parked.  ``step(commands)`` takes an (N, 2) array of
     ``(speed_mps, yaw_rate_radps)``; ``step_index`` is the integer k of the
     state now held (t = k / PHYSICS_HZ).  ``states`` and ``params`` are the
-    kernel arrays (rows in vehicle order), open for tests and tools.
+    kernel arrays (rows in vehicle order), open for tests and tools; ``com`` (N, 3)
+    the centre of mass of each from its chassis origin, body FLU [m].
     """
 
     def __init__(self, params_list, initial_poses, terrain: Terrain = Terrain(),
@@ -633,6 +645,8 @@ class Fleet:
         self._commands = np.zeros((n, 2))
         self._reset_pending = [False] * n
         self._reset_step = [-1] * n
+        self.com = np.array([[vp.com_x_m, vp.com_y_m, vp.com_z_m]
+                              for vp in self.vehicle_params]).reshape(n, 3)
 
     def __len__(self):
         return self.states.shape[0]
@@ -651,12 +665,10 @@ class Fleet:
 
     def _truth(self, i, reset) -> Truth:
         x = self.states[i]
-        R = matrix_from_quat(x[S_QX:S_QW + 1].copy())
-        vp = self.vehicle_params[i]
-        p = x[S_PX:S_PZ + 1].copy()
-        return Truth(step=self.step_index, p=p, R=R, v=x[S_VX:S_VZ + 1].copy(),
-                     w=x[S_WX:S_WZ + 1].copy(),
-                     p_c=p + R @ np.array([vp.com_x_m, vp.com_y_m, vp.com_z_m]), reset=reset)
+        R, p_c = truth_from_state(x, self.com[i])
+        return Truth(step=self.step_index, p=x[S_PX:S_PZ + 1].copy(), R=R,
+                     v=x[S_VX:S_VZ + 1].copy(), w=x[S_WX:S_WZ + 1].copy(), p_c=p_c,
+                     reset=reset)
 
     def truth(self, i) -> Truth:
         """Ground truth of vehicle ``i`` at the current step; ``reset`` is True in

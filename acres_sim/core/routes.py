@@ -42,7 +42,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from acres_sim.core.physics import base_footprint_pose
+from acres_sim.core.frames import chassis_in_base_footprint
+from acres_sim.core.pursuit import (
+    FP_BF_X, FP_BF_Z, FP_DECEL, FP_END_DIR_X, FP_END_DIR_Y, FP_HOLD_STEPS, FP_LATERAL_ACCEL,
+    FP_LOOKAHEAD_MAX, FP_LOOKAHEAD_MIN, FP_LOOKAHEAD_TIME, FP_MIN_SPEED, FP_PREVIEW,
+    FP_STOP_TOLERANCE, FS_CROSS_TRACK, FS_DONE, FS_INDEX, FS_S, N_FOLLOW_PARAMS,
+    initial_follow_state, pursuit_command)
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.core.vehicles import VehicleParams
 
@@ -262,13 +267,22 @@ class RouteFollower:
         self.min_speed = float(min_speed_mps)
         self.stop_tolerance = float(stop_tolerance_m)
         self.profile = self._speed_profile()
-        self.index = 0
-        self.s = 0.0
-        self.cross_track_error = 0.0
-        self.done = False
-        self._first_step = None
         d = route.xy[-1] - route.xy[-2]
-        self._end_dir = d / math.hypot(d[0], d[1])
+        end_dir = d / math.hypot(d[0], d[1])
+        fp = np.zeros(N_FOLLOW_PARAMS)
+        fp[FP_LOOKAHEAD_TIME], fp[FP_LOOKAHEAD_MIN] = self.lookahead_time_s, self.lookahead_min_m
+        fp[FP_LOOKAHEAD_MAX], fp[FP_LATERAL_ACCEL] = self.lookahead_max_m, self.lateral_accel
+        fp[FP_DECEL], fp[FP_PREVIEW], fp[FP_MIN_SPEED] = self.decel, self.preview_s, self.min_speed
+        fp[FP_STOP_TOLERANCE] = self.stop_tolerance
+        fp[FP_HOLD_STEPS] = route.hold_s * PHYSICS_HZ - 1e-9
+        fp[FP_END_DIR_X], fp[FP_END_DIR_Y] = end_dir
+        fp[FP_BF_X:FP_BF_Z + 1] = chassis_in_base_footprint(params.wheelbase_m,
+                                                             params.cog_height_m)
+        self.params_array = fp
+        self._route_x = np.ascontiguousarray(route.xy[:, 0])
+        self._route_y = np.ascontiguousarray(route.xy[:, 1])
+        self._route_s = np.ascontiguousarray(route.s, dtype=np.float64)
+        self.state = initial_follow_state()
 
     def _speed_profile(self):
         r = self.route
@@ -281,69 +295,32 @@ class RouteFollower:
             v[i] = min(v[i], math.sqrt(v[i + 1] ** 2 + 2.0 * self.decel * ds[i]))
         return v
 
-    def _project(self, px, py):
-        """Closest point on the path from the current index forward (a window of
-        about 20 m, so an overlapping later part of the path is never taken)."""
-        r = self.route
-        i0 = self.index
-        i1 = min(len(r.s) - 1, int(np.searchsorted(r.s, r.s[i0] + 20.0)) + 1)
-        if i1 <= i0:
-            return i0, r.s[i0], math.hypot(px - r.xy[i0, 0], py - r.xy[i0, 1]), 0.0
-        a = r.xy[i0:i1]
-        b = r.xy[i0 + 1:i1 + 1]
-        ab = b - a
-        seg2 = np.einsum('ij,ij->i', ab, ab)
-        t = np.clip(((px - a[:, 0]) * ab[:, 0] + (py - a[:, 1]) * ab[:, 1]) /
-                    np.where(seg2 > 0, seg2, 1.0), 0.0, 1.0)
-        cx = a[:, 0] + t * ab[:, 0]
-        cy = a[:, 1] + t * ab[:, 1]
-        d2 = (px - cx) ** 2 + (py - cy) ** 2
-        j = int(np.argmin(d2))
-        seg = math.sqrt(seg2[j])
-        # the distance from the segment's line (before the start and past the end
-        # of the path too, where the closest point is an end point)
-        signed = (ab[j, 0] * (py - a[j, 1]) - ab[j, 1] * (px - a[j, 0])) / seg if seg > 0 \
-            else math.sqrt(d2[j])
-        return i0 + j, r.s[i0 + j] + t[j] * seg, signed, t[j]
+    @property
+    def index(self) -> int:
+        return int(self.state[FS_INDEX])
 
-    def _point_at(self, s):
-        r = self.route
-        if s >= r.s[-1]:
-            return r.xy[-1] + self._end_dir * (s - r.s[-1])
-        return np.array([np.interp(s, r.s, r.xy[:, 0]), np.interp(s, r.s, r.xy[:, 1])])
+    @property
+    def s(self) -> float:
+        return float(self.state[FS_S])
+
+    @property
+    def cross_track_error(self) -> float:
+        return float(self.state[FS_CROSS_TRACK])
+
+    @property
+    def done(self) -> bool:
+        return bool(self.state[FS_DONE])
 
     def command(self, truth: Truth):
         """The (speed_mps, yaw_rate_radps) command for this truth."""
-        if self._first_step is None:
-            self._first_step = truth.step
-        if self.done or (truth.step - self._first_step) < self.route.hold_s * PHYSICS_HZ - 1e-9:
-            return 0.0, 0.0
-        fp = base_footprint_pose(truth, self.params)
-        self.index, self.s, self.cross_track_error, _t = self._project(fp.x, fp.y)
-        remaining = self.route.length - self.s
-        if remaining <= self.stop_tolerance:
-            self.done = True
-            return 0.0, 0.0
-        u = float(truth.R[:, 0] @ truth.v)
-        v_abs = abs(u)
-        lookahead = min(max(self.lookahead_min_m + self.lookahead_time_s * v_abs,
-                            self.lookahead_min_m), self.lookahead_max_m)
-        target = self._point_at(self.s + lookahead)
-        dx, dy = target[0] - fp.x, target[1] - fp.y
-        c, s_ = math.cos(fp.yaw), math.sin(fp.yaw)
-        xl = c * dx + s_ * dy
-        yl = -s_ * dx + c * dy
-        dist2 = xl * xl + yl * yl
-        kappa = 2.0 * yl / dist2 if dist2 > 1e-9 else 0.0
-        # speed: the profile over the preview ahead, the stop ramp, the commanded curvature
-        r = self.route
-        i_end = int(np.searchsorted(r.s, self.s + max(v_abs * self.preview_s, 1.0))) + 1
-        speed = float(np.min(self.profile[self.index:max(i_end, self.index + 2)]))
-        speed = min(speed, math.sqrt(2.0 * self.decel * remaining))
-        if kappa != 0.0:
-            speed = min(speed, math.sqrt(self.lateral_accel / abs(kappa)))
-        speed = max(speed, self.min_speed)
-        return speed, speed * kappa
+        return pursuit_command(truth.p, truth.R, truth.v, truth.step, *self.arrays,
+                               self.state)
+
+    @property
+    def arrays(self):
+        """(x, y, s, profile, parameters): the route and parameter arrays of
+        :func:`acres_sim.core.pursuit.pursuit_command`."""
+        return self._route_x, self._route_y, self._route_s, self.profile, self.params_array
 
 
 # --------------------------------------------------------------------------- files

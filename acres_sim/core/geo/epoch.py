@@ -5,10 +5,12 @@ fraction of that year elapsed, with the year's true length (365 or 366 days).
 """
 
 import datetime
+from typing import NamedTuple
 
+from numba import njit
 import numpy as np
 
-__all__ = ['DecimalYearClock', 'decimal_year']
+__all__ = ['DecimalYearClock', 'YearTable', 'decimal_year', 'decimal_year_kernel', 'year_table']
 
 
 def decimal_year(start_utc: datetime.datetime, t_s):
@@ -46,3 +48,36 @@ class DecimalYearClock:
             self._end = int((year + 1).astype('datetime64[ns]').astype(np.int64))
             self._year = int(year.astype(np.int64)) + 1970
         return self._year + float(stamp - self._begin) / float(self._end - self._begin)
+
+
+class YearTable(NamedTuple):
+    """What :func:`decimal_year_kernel` needs: the start as integer nanoseconds
+    since 1970 and the starts of consecutive years (``begins[j]`` is 1 January
+    of ``first_year + j``, UTC, in the same nanoseconds; one more entry than
+    years covered)."""
+
+    start_ns: int
+    begins: np.ndarray     # int64
+    first_year: int
+
+
+def year_table(start_utc: datetime.datetime, years: int = 4) -> YearTable:
+    """The table for runs of up to ``years - 1`` full years from ``start_utc``."""
+    utc = start_utc.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    start = np.datetime64(utc, 'ns')
+    year = start.astype('datetime64[Y]')
+    begins = (year + np.arange(years + 1)).astype('datetime64[ns]').astype(np.int64)
+    return YearTable(int(start.astype(np.int64)), begins, int(year.astype(np.int64)) + 1970)
+
+
+@njit(cache=True)
+def decimal_year_kernel(t_s, table):
+    """:func:`decimal_year` of episode time ``t_s`` inside numba code (the same
+    nanosecond rounding -- half to even -- and the same float division).  Past
+    the table's last year the last year's bounds are used."""
+    stamp = table.start_ns + np.int64(np.rint(t_s * 1e9))
+    begins = table.begins
+    j = 0
+    while j < begins.shape[0] - 2 and stamp >= begins[j + 1]:
+        j += 1
+    return (table.first_year + j) + float(stamp - begins[j]) / float(begins[j + 1] - begins[j])

@@ -17,6 +17,7 @@ import datetime
 import math
 from typing import NamedTuple
 
+from numba import njit
 import numpy as np
 
 from acres_sim.core.geo.site import (FRAMES, NAD83_2011, NAD83_HARN, WGS84_G2139,
@@ -25,8 +26,8 @@ from acres_sim.core.geo.state_plane import US_SURVEY_FOOT_M
 from acres_sim.core.gnss.constellation import (N_SATELLITES, build_constellation,
                                                satellite_los_enu, site_frame)
 from acres_sim.core.gnss.corrections import correction_age
-from acres_sim.core.gnss.errors import (G_T, UNIFORM, VALUES_PER_EPOCH, ErrorParams,
-                                        draw_epoch_values, error_epoch)
+from acres_sim.core.gnss.errors import (FIRST_EPOCH_DT_S, G_T, UNIFORM, VALUES_PER_EPOCH,
+                                        ErrorParams, draw_epoch_values, error_epoch)
 from acres_sim.core.gnss.fix_state import (CONVERGE, GGA_QUALITY, LOCKED, NO_FIX, STATE_NAMES,
                                            T_LOCK, TIME_TO_FIX, RtkParams, fix_state_step,
                                            initial_fix_state)
@@ -37,7 +38,8 @@ from acres_sim.core.gnss.sky import (SKY_HDOP, SKY_HDOP_ALL, SKY_MULTIPATH, SKY_
                                      SKY_VDOP_ALL, SkyParams, sky_epoch)
 from acres_sim.core.rng import STREAMS, Pcg32
 
-__all__ = ['GnssSettings', 'GnssReceiver', 'SOLUTION', 'OUTPUT_FRAMES']
+__all__ = ['GnssSettings', 'GnssReceiver', 'SOLUTION', 'OUTPUT_FRAMES', 'RECORD_SIZE',
+           'gnss_epochs']
 
 # Human-readable solution of each fix state (the row's "solution" key).
 SOLUTION = {'no_fix': 'no fix', 'single': 'single point', 'dgps': 'differential',
@@ -66,6 +68,59 @@ class GnssSettings(NamedTuple):
     constellation_seed: int        # constellation stream seed (never offset)
 
 
+# Layout of an epoch's record (float64, index by index): what the row needs.
+REC_FIX = 0            # fix state code (fix_state.STATE_NAMES)
+REC_AGE = 1            # correction age [s], NaN without a correction
+REC_TAU = 2            # tau of the Gauss-Markov error [s]
+REC_K_H = 3            # k_H
+REC_K_V = 4            # k_V
+REC_DT = 5             # dt used by the error model [s]
+REC_LOCKED = 6         # fix-state memory after the epoch: 1.0 while locked
+REC_T_LOCK = 7         #   time of the lock [s]
+REC_CONVERGE = 8       #   convergence time drawn at the lock [s]
+REC_TIME_TO_FIX = 9    #   T_fix [s]
+REC_SKY = 10           # 10:24  the sky view (sky.SKY_*)
+REC_SIGMA_GM = REC_SKY + SKY_SIZE          # 3: sigma of the Gauss-Markov error, ENU [m]
+REC_SIGMA_WHITE = REC_SIGMA_GM + 3         # 3: sigma of the white error
+REC_SIGMA_MP = REC_SIGMA_WHITE + 3         # 3: sigma of the multipath error
+REC_ERROR = REC_SIGMA_MP + 3               # 3: the error added to the antenna, ENU [m]
+RECORD_SIZE = REC_ERROR + 3
+
+
+@njit(cache=True)
+def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, cylinders,
+                spheres, sky_params, correction_interval_s, correction_latency_s, outages,
+                rtk, errors, rng_state, fix_state, u, z, los, classes, values, records):
+    """Consecutive epochs of one receiver, record by record (see the module
+    docstring for the order).  ``last_t`` is the time of the epoch before the
+    first one, or negative for none; the error stream, the fix-state memory
+    and the error states u, z are updated in place."""
+    for i in range(times.shape[0]):
+        t = times[i]
+        first = last_t < 0.0
+        dt = FIRST_EPOCH_DT_S if first else t - last_t
+        last_t = t
+        out = records[i]
+        sky = out[REC_SKY:REC_SKY + SKY_SIZE]
+        satellite_los_enu(t, constellation, site, los)
+        sky_epoch(los, constellation.system, system_on, antennas[i, 0], antennas[i, 1],
+                  antennas[i, 2], boxes, cylinders, spheres, sky_params, classes, sky)
+        age = correction_age(t, correction_interval_s, correction_latency_s, outages,
+                             rtk.cold_start)
+        draw_epoch_values(rng_state, values)
+        fix = fix_state_step(fix_state, rtk, t, dt, int(sky[SKY_N_USED]), int(sky[SKY_N_CLEAR]),
+                             sky[SKY_PDOP], age, sky[SKY_MULTIPATH], values[UNIFORM], values[G_T])
+        tau, k_h, k_v, dt_used = error_epoch(
+            errors, fix, t, dt, first, fix_state[T_LOCK], sky[SKY_HDOP], sky[SKY_VDOP],
+            sky[SKY_HDOP_ALL], sky[SKY_VDOP_ALL], sky[SKY_MULTIPATH], values, u, z,
+            out[REC_SIGMA_GM:REC_SIGMA_GM + 3], out[REC_SIGMA_WHITE:REC_SIGMA_WHITE + 3],
+            out[REC_SIGMA_MP:REC_SIGMA_MP + 3], out[REC_ERROR:REC_ERROR + 3])
+        out[REC_FIX], out[REC_AGE], out[REC_TAU] = fix, age, tau
+        out[REC_K_H], out[REC_K_V], out[REC_DT] = k_h, k_v, dt_used
+        out[REC_LOCKED], out[REC_T_LOCK] = fix_state[LOCKED], fix_state[T_LOCK]
+        out[REC_CONVERGE], out[REC_TIME_TO_FIX] = fix_state[CONVERGE], fix_state[TIME_TO_FIX]
+
+
 def _none_if_nan(x):
     return None if math.isnan(x) else float(x)
 
@@ -83,10 +138,7 @@ class GnssReceiver:
         self._output_code = FRAMES[OUTPUT_FRAMES[settings.output_frame]]
         self._los = np.zeros((N_SATELLITES, 3))
         self._classes = np.zeros(N_SATELLITES, dtype=np.int64)
-        self._sky = np.zeros(SKY_SIZE)
         self._values = np.zeros(VALUES_PER_EPOCH)
-        self._sigmas = [np.zeros(3) for _ in range(3)]
-        self._error = np.zeros(3)
         self.reset()
 
     @classmethod
@@ -110,38 +162,50 @@ class GnssReceiver:
         """The receiver's row at episode time ``t`` [s] for the true antenna
         position ``antenna_enu`` (grid ENU, m).  ``t`` must increase from epoch
         to epoch (ValueError otherwise); after a gap or a jump back, reset()."""
-        s = self.settings
-        t = float(t)
-        if self.last_t is not None and not t > self.last_t:
-            raise ValueError(f'GNSS epoch at t = {t!r} s after one at {self.last_t!r} s: '
-                             'time must increase (call reset() to start again)')
-        e_a, n_a, u_a = (float(v) for v in antenna_enu)
-        satellite_los_enu(t, self.constellation, self.site_frame, self._los)
-        sky_epoch(self._los, self.constellation.system, s.system_on, e_a, n_a, u_a,
-                  self.scene.boxes, self.scene.cylinders, self.scene.spheres, s.sky,
-                  self._classes, self._sky)
-        sky = self._sky
-        age = correction_age(t, s.correction_interval_s, s.correction_latency_s, s.outages,
-                             s.rtk.cold_start)
-        draw_epoch_values(self.rng.state, self._values)
-        first = self.last_t is None
-        dt = 0.1 if first else t - self.last_t
-        self.last_t = t
-        fix = fix_state_step(self.fix_state, s.rtk, t, dt, int(sky[SKY_N_USED]),
-                             int(sky[SKY_N_CLEAR]), sky[SKY_PDOP], age, sky[SKY_MULTIPATH],
-                             self._values[UNIFORM], self._values[G_T])
-        tau, k_h, k_v, dt = error_epoch(
-            s.errors, fix, t, dt, first, self.fix_state[T_LOCK], sky[SKY_HDOP], sky[SKY_VDOP],
-            sky[SKY_HDOP_ALL], sky[SKY_VDOP_ALL], sky[SKY_MULTIPATH], self._values,
-            self.u, self.z, *self._sigmas, self._error)
-        return self._row(t, (e_a, n_a, u_a), fix, age, tau, k_h, k_v, dt)
+        antenna = np.array([float(v) for v in antenna_enu]).reshape(1, 3)
+        record = self.epoch_records(np.array([float(t)]), antenna)[0]
+        return self.row(float(t), antenna[0], record)
 
-    def _row(self, t, antenna, fix, age, tau, k_h, k_v, dt):
+    def epoch_records(self, times, antennas):
+        """The numerical part of consecutive epochs at ``times`` [s] (n,) for
+        the antenna positions ``antennas`` (n, 3): one record per epoch
+        (:data:`RECORD_SIZE`, ``REC_*``), all epochs in one kernel call.  Turn
+        a record into the row with :meth:`row`."""
         s = self.settings
-        sky = self._sky
-        sigma_gm, sigma_w, sigma_mp = (list(map(float, v)) for v in self._sigmas)
+        times = np.ascontiguousarray(times, dtype=np.float64).reshape(-1)
+        antennas = np.ascontiguousarray(antennas, dtype=np.float64).reshape(-1, 3)
+        records = np.empty((times.shape[0], RECORD_SIZE))
+        if times.shape[0] == 0:
+            return records
+        previous = self.last_t
+        for t in times:
+            t = float(t)
+            if previous is not None and not t > previous:
+                raise ValueError(f'GNSS epoch at t = {t!r} s after one at {previous!r} s: '
+                                 'time must increase (call reset() to start again)')
+            previous = t
+        gnss_epochs(times, antennas, -1.0 if self.last_t is None else self.last_t,
+                    self.constellation, self.site_frame, s.system_on, self.scene.boxes,
+                    self.scene.cylinders, self.scene.spheres, s.sky, s.correction_interval_s,
+                    s.correction_latency_s, s.outages, s.rtk, s.errors, self.rng.state,
+                    self.fix_state, self.u, self.z, self._los, self._classes, self._values,
+                    records)
+        self.last_t = float(times[-1])
+        return records
+
+    def row(self, t, antenna, record):
+        """The output row of the epoch at ``t`` [s] with true antenna position
+        ``antenna`` (3,) and its record from :meth:`epoch_records`."""
+        s = self.settings
+        r = record.tolist()
+        sky = r[REC_SKY:REC_SKY + SKY_SIZE]
+        fix = int(r[REC_FIX])
+        age = r[REC_AGE]
+        sigma_gm = r[REC_SIGMA_GM:REC_SIGMA_GM + 3]
+        sigma_w = r[REC_SIGMA_WHITE:REC_SIGMA_WHITE + 3]
+        sigma_mp = r[REC_SIGMA_MP:REC_SIGMA_MP + 3]
         variance = [a * a + b * b + c * c for a, b, c in zip(sigma_gm, sigma_w, sigma_mp)]
-        locked = self.fix_state[LOCKED] != 0.0
+        locked = r[REC_LOCKED] != 0.0
         name = STATE_NAMES[fix]
         row = {
             'fix_type': name, 'gga_quality': GGA_QUALITY[fix], 'solution': SOLUTION[name],
@@ -150,30 +214,31 @@ class GnssReceiver:
             'satellites_foliage': int(sky[SKY_N_FOLIAGE]),
             'satellites_blocked': int(sky[SKY_N_BLOCKED]),
             'satellites_above_mask': int(sky[SKY_N_ABOVE_MASK]),
-            'hdop': float(sky[SKY_HDOP]), 'vdop': float(sky[SKY_VDOP]),
-            'pdop': float(sky[SKY_PDOP]), 'hdop_open_sky': float(sky[SKY_HDOP_ALL]),
-            'vdop_open_sky': float(sky[SKY_VDOP_ALL]),
-            'multipath_index': float(sky[SKY_MULTIPATH]),
-            'reflector_index': float(sky[SKY_REFLECTOR]),
+            'hdop': sky[SKY_HDOP], 'vdop': sky[SKY_VDOP],
+            'pdop': sky[SKY_PDOP], 'hdop_open_sky': sky[SKY_HDOP_ALL],
+            'vdop_open_sky': sky[SKY_VDOP_ALL],
+            'multipath_index': sky[SKY_MULTIPATH],
+            'reflector_index': sky[SKY_REFLECTOR],
             'correction_age_s': _none_if_nan(age),
-            'rtk_lock_age_s': float(t - self.fix_state[T_LOCK]) if locked else None,
-            'rtk_converge_s': float(self.fix_state[CONVERGE]) if locked else None,
-            'rtk_time_to_fix_s': float(self.fix_state[TIME_TO_FIX]) if locked else None,
+            'rtk_lock_age_s': float(t - r[REC_T_LOCK]) if locked else None,
+            'rtk_converge_s': r[REC_CONVERGE] if locked else None,
+            'rtk_time_to_fix_s': r[REC_TIME_TO_FIX] if locked else None,
             'model': {'sigma_gm_enu_m': sigma_gm, 'sigma_white_enu_m': sigma_w,
-                      'sigma_multipath_enu_m': sigma_mp, 'tau_s': float(tau),
-                      'multipath_tau_s': s.errors.multipath_tau_s, 'k_h': float(k_h),
-                      'k_v': float(k_v), 'dt_s': float(dt)},
+                      'sigma_multipath_enu_m': sigma_mp, 'tau_s': r[REC_TAU],
+                      'multipath_tau_s': s.errors.multipath_tau_s, 'k_h': r[REC_K_H],
+                      'k_v': r[REC_K_V], 'dt_s': r[REC_DT]},
         }
-        position = None if fix == NO_FIX else [a + float(e) for a, e in zip(antenna, self._error)]
+        error = r[REC_ERROR:REC_ERROR + 3]
+        position = None if fix == NO_FIX else [float(a) + e for a, e in zip(antenna, error)]
         row['position_enu_m'] = position
         row['sigma_enu_m'] = None if position is None else [math.sqrt(v) for v in variance]
         row['covariance_enu_m2'] = None if position is None else variance
         row['position_std_m'] = None if position is None else math.sqrt(variance[0] + variance[1])
         if s.georeferenced:
-            row.update(self._geodetic(t, position, fix, age))
+            row.update(self._geodetic(t, position, fix, age, sky))
         return row
 
-    def _geodetic(self, t, position, fix, age):
+    def _geodetic(self, t, position, fix, age, sky):
         """The datum keys of the row and the GGA sentence (spec: Datum Chain, Output Row)."""
         keys = {}
         epoch_year = self.site.epoch(t)
@@ -203,7 +268,7 @@ class GnssReceiver:
         utc = self.site.start_utc + datetime.timedelta(seconds=t)
         # GGA has two digits of satellites and HDOP as xx.x: 99.99 ("none") prints 99.9
         keys['nmea_gga'] = gga_sentence(utc, lat, lon, GGA_QUALITY[fix],
-                                        min(int(self._sky[SKY_N_USED]), 99),
-                                        min(float(self._sky[SKY_HDOP]), 99.9), altitude,
+                                        min(int(sky[SKY_N_USED]), 99),
+                                        min(float(sky[SKY_HDOP]), 99.9), altitude,
                                         separation, _none_if_nan(age))
         return keys

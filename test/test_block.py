@@ -1,0 +1,140 @@
+"""The block kernel (acres_sim.core.block) against the per-sample model classes
+driven step by step in Python, and its decimal-year kernel against numpy."""
+
+import datetime
+
+import numpy as np
+import pytest
+
+from acres_sim.config import load_config
+from acres_sim.config.scene import default_scene
+from acres_sim.config.vehicles import load_vehicle
+from acres_sim.core.block import RigSimulation
+from acres_sim.core.frames import lever_arm_from_chassis, point_at_lever_arm
+from acres_sim.core.geo import SiteGeoreference
+from acres_sim.core.geo.epoch import decimal_year, decimal_year_kernel, year_table
+from acres_sim.core.gnss.receiver import GnssReceiver
+from acres_sim.core.imu import ImuModel
+from acres_sim.core.ins import InsModel
+from acres_sim.core.physics import Fleet
+from acres_sim.core.quaternion import quat_from_matrix
+from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.schedule import Due
+from acres_sim.core.truth import PHYSICS_HZ
+
+
+def _rig(rig, n_agents, overrides=None):
+    config = load_config(rig=rig, overrides=overrides or {})
+    vehicle = load_vehicle(rig)
+    route = load_route('acre_demo' if rig == 'polaris' else 'field')
+    site = SiteGeoreference.from_config(config)
+
+    def arm(key):
+        return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
+                                      vehicle.cog_height_m)
+
+    models = []
+    for k in range(n_agents):
+        models.append((
+            RouteFollower(route, vehicle),
+            ImuModel.from_config(config, arm('imu.position_flu_m'), agent_index=k)
+            if config['imu.enabled'] else None,
+            InsModel.from_config(config, arm('ins.position_flu_m'), agent_index=k, site=site)
+            if config['ins.enabled'] else None,
+            GnssReceiver.from_config(config, scene=default_scene(), site=site, agent_index=k)
+            if config['gnss.enabled'] else None))
+    fleet = Fleet([vehicle] * n_agents, [route.start_pose()] * n_agents)
+    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
+    rates['truth'] = rates['ins']
+    return fleet, models, arm('gnss.antenna_flu_m'), rates, site
+
+
+def _per_sample(rig, n_agents, steps, overrides=None):
+    """The reference: every model class called sample by sample from Python."""
+    fleet, models, antenna, rates, _site = _rig(rig, n_agents, overrides)
+    dues = [{name: Due(hz) for name, hz in rates.items()} for _ in models]
+    out = [{'imu': [], 'ins': [], 'truth': [], 'gnss': []} for _ in models]
+    commands = np.zeros((n_agents, 2))
+    for k in range(steps + 1):
+        t = k / PHYSICS_HZ
+        for i, (follower, imu, ins, gnss) in enumerate(models):
+            truth = fleet.truth(i)
+            if imu is not None:
+                imu.physics_step(truth)
+                if dues[i]['imu'].due(t):
+                    row = imu.sample(t)
+                    if row is not None:
+                        out[i]['imu'].append((k, imu._out.copy()))
+            if ins is not None and dues[i]['ins'].due(t):
+                ins.epoch(t, truth)
+                out[i]['ins'].append((k, ins._out.copy()))
+            if dues[i]['truth'].due(t):
+                out[i]['truth'].append((k, np.concatenate(
+                    [truth.p, quat_from_matrix(truth.R), truth.v, truth.w])))
+            if gnss is not None and dues[i]['gnss'].due(t):
+                out[i]['gnss'].append((k, gnss.epoch(t, point_at_lever_arm(truth.p, truth.R,
+                                                                           antenna))))
+            commands[i] = follower.command(truth)
+        if k < steps:
+            fleet.step(commands)
+    return out, fleet.states.copy()
+
+
+def _blocked(rig, n_agents, steps, block, overrides=None):
+    fleet, models, antenna, rates, site = _rig(rig, n_agents, overrides)
+    sim = RigSimulation(fleet, *zip(*models), antenna, rates, steps, site)
+    out = [{'imu': [], 'ins': [], 'truth': [], 'gnss': []} for _ in models]
+    while sim.step <= steps:
+        for i, b in enumerate(sim.advance(block)):
+            out[i]['imu'] += list(zip(b.imu_k.tolist(), b.imu))
+            out[i]['ins'] += list(zip(b.ins_k.tolist(), b.ins))
+            out[i]['truth'] += list(zip(b.truth_k.tolist(), b.truth))
+            gnss = models[i][3]
+            out[i]['gnss'] += [(k, gnss.row(k / PHYSICS_HZ, a, r))
+                               for k, a, r in zip(b.gnss_k.tolist(), b.gnss_antenna, b.gnss)]
+    return out, fleet.states.copy(), fleet.step_index
+
+
+@pytest.mark.parametrize('rig, agents, block', [('polaris', 1, 120), ('polaris', 2, 37),
+                                                ('maxxum', 1, 1000)])
+def test_blocks_equal_the_per_sample_models_bit_for_bit(rig, agents, block):
+    steps = 12 * PHYSICS_HZ    # past the Polaris's 5 s hold, so it drives
+    ref, ref_states = _per_sample(rig, agents, steps)
+    got, states, step_index = _blocked(rig, agents, steps, block)
+    assert step_index == steps
+    assert np.array_equal(states, ref_states)
+    for i in range(agents):
+        for name in ('imu', 'ins', 'truth'):
+            assert [k for k, _ in got[i][name]] == [k for k, _ in ref[i][name]], name
+            assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got[i][name],
+                                                                    ref[i][name])), name
+        assert got[i]['gnss'] == ref[i]['gnss']
+    assert len(ref[0]['ins']) == 12 * 100 + 1 and len(ref[0]['gnss']) == 12 * 10 + 1
+    assert len(ref[0]['imu']) == steps + 1 - 2      # the first sample needs 3 steps
+    if agents > 1:    # own noise per agent
+        assert not np.array_equal(got[0]['ins'][-1][1], got[1]['ins'][-1][1])
+
+
+def test_sensors_off_and_odd_rates():
+    overrides = {'imu.enabled': False, 'gnss.hz': 7.0, 'ins.hz': 33.0}
+    steps = 3 * PHYSICS_HZ
+    ref, _ = _per_sample('polaris', 1, steps, overrides)
+    got, _, _ = _blocked('polaris', 1, steps, 50, overrides)
+    assert got[0]['imu'] == [] and ref[0]['imu'] == []
+    for name in ('ins', 'truth'):
+        assert [k for k, _ in got[0][name]] == [k for k, _ in ref[0][name]]
+        assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got[0][name], ref[0][name]))
+    assert got[0]['gnss'] == ref[0]['gnss'] and len(got[0]['gnss']) == 3 * 7 + 1
+
+
+@pytest.mark.parametrize('start', [datetime.datetime(2026, 9, 24, 17, 0, tzinfo=datetime.timezone.utc),
+                                   datetime.datetime(2027, 12, 31, 23, 59, 30,
+                                                     tzinfo=datetime.timezone.utc),
+                                   datetime.datetime(2028, 2, 29, 12, 0, tzinfo=datetime.timezone.utc)])
+def test_decimal_year_kernel_equals_numpy(start):
+    table = year_table(start)
+    rng = np.random.default_rng(5)
+    times = np.concatenate([np.arange(0, 120, 1 / 120), rng.uniform(0, 4e5, 2000), [0.0, 1e-10]])
+    expected = decimal_year(start, times)
+    got = np.array([decimal_year_kernel(float(t), table) for t in times])
+    assert np.array_equal(got, expected)
