@@ -1,0 +1,176 @@
+"""The rig's high-rate messages for a whole block of samples at once: ``/clock``,
+the INS topics (UTM odometry, its TF, fix, IMU, velocity, ground truth) and the
+IMU's ``imu/data_raw``, CDR-encoded column by column with
+:class:`acres_sim.record.cdr_batch.FixedLayout`.
+
+Each function gives, byte for byte, what the row builders of
+:mod:`acres_sim.record.messages` give once serialised by ``rosbags``
+(test_record_batches checks it): the same fields from the same values, the
+same constant covariances, the same frames.  Input arrays are the kernels'
+(:mod:`acres_sim.core.block`): INS epoch results in the layout of
+:mod:`acres_sim.core.ins` (``P_INS`` ...), IMU samples as the rounded
+(n, 6) values of the rows.  The GNSS receiver's topics (10 Hz, with strings
+of varying length) keep the row builders.
+"""
+
+import math
+
+import numpy as np
+
+from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_TRUE,
+                                V_INS, V_N_FLU, W_FLU, W_INS)
+from acres_sim.record import messages as msg
+from acres_sim.record.cdr_batch import FixedLayout
+
+__all__ = ['MessageBatches']
+
+_column = FixedLayout.column
+_RAD_TO_DEG = 180.0 / math.pi     # math.degrees' factor
+
+
+def _stamps(arr, prefix, t_ns):
+    sec, nanosec = np.divmod(np.asarray(t_ns, dtype=np.int64), 1_000_000_000)
+    _column(arr, prefix + 'sec')[:] = sec
+    _column(arr, prefix + 'nanosec')[:] = nanosec
+
+
+def _vector(arr, path, values, names='xyz'):
+    for j, name in enumerate(names):
+        _column(arr, f'{path}.{name}')[:] = values[:, j]
+
+
+def _quaternion(arr, path, values):
+    _vector(arr, path, values, 'xyzw')
+
+
+class MessageBatches:
+    """Encoders for one recording; ``typestore`` is messages.TYPESTORE's kind.
+
+    ``imu_var``: messages.imu_variances(config); ``ins_var``:
+    messages.ins_variances(config); ``pose_variance`` and ``position_variance``:
+    the INS row's 6-value pose and 3-value position variances.
+    """
+
+    def __init__(self, imu_var, ins_var, pose_variance, position_variance,
+                 typestore=msg.TYPESTORE):
+        self.typestore = typestore
+        self.imu_var, self.ins_var = imu_var, ins_var
+        self.pose_cov = msg._diag6(pose_variance, floor=msg.MIN_VARIANCE)
+        self.twist_cov = msg._diag6(ins_var['twist_var'])
+        self.fix_cov = msg._diag3(position_variance)
+        self._layouts = {}
+
+    def _layout(self, msgtype, *fixed):
+        """The layout of ``msgtype`` with the (path, value) pairs ``fixed`` (cached)."""
+        key = (msgtype, fixed)
+        if key not in self._layouts:
+            self._layouts[key] = FixedLayout(self.typestore, msgtype, dict(fixed))
+        return self._layouts[key]
+
+    # -- /clock
+    def clock(self, t_ns):
+        """rosgraph_msgs/Clock for each stamp [ns]."""
+        layout = self._layout('rosgraph_msgs/msg/Clock')
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'clock.', t_ns)
+        return layout.encode(arr)
+
+    # -- the INS topics
+    def utm_odometry(self, results, t_ns, frame_id, child_frame_id):
+        """vehicle/odom (messages.utm_odometry with the INS twist covariance)."""
+        layout = self._layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
+                              ('child_frame_id', child_frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'header.stamp.', t_ns)
+        _vector(arr, 'pose.pose.position', results[:, UTM:UTM + 3])
+        _quaternion(arr, 'pose.pose.orientation', results[:, Q_UTM:Q_UTM + 4])
+        _column(arr, 'pose.covariance')[:] = self.pose_cov
+        _vector(arr, 'twist.twist.linear', results[:, V_INS:V_INS + 3])
+        _vector(arr, 'twist.twist.angular', results[:, W_INS:W_INS + 3])
+        _column(arr, 'twist.covariance')[:] = self.twist_cov
+        return layout.encode(arr)
+
+    def odometry_tf(self, results, t_ns, frame_id, child_frame_id):
+        """/tf with the one transform of the UTM odometry (messages.transform_from_odometry)."""
+        layout = self._layout('tf2_msgs/msg/TFMessage', ('transforms', 1),
+                              ('transforms.0.header.frame_id', frame_id),
+                              ('transforms.0.child_frame_id', child_frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'transforms.0.header.stamp.', t_ns)
+        _vector(arr, 'transforms.0.transform.translation', results[:, UTM:UTM + 3])
+        _quaternion(arr, 'transforms.0.transform.rotation', results[:, Q_UTM:Q_UTM + 4])
+        return layout.encode(arr)
+
+    def ins_fix(self, results, t_ns, frame_id):
+        """oxts/fix (messages.ins_fix of the row's fix)."""
+        layout = self._layout('sensor_msgs/msg/NavSatFix', ('header.frame_id', frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'header.stamp.', t_ns)
+        _column(arr, 'status.status')[:] = msg.NavSatStatus.STATUS_GBAS_FIX
+        _column(arr, 'status.service')[:] = msg.NavSatStatus.SERVICE_GPS
+        arr['latitude'] = results[:, LLH] * _RAD_TO_DEG
+        arr['longitude'] = results[:, LLH + 1] * _RAD_TO_DEG
+        arr['altitude'] = results[:, LLH + 2]
+        arr['position_covariance'] = self.fix_cov
+        arr['position_covariance_type'] = msg.NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+        return layout.encode(arr)
+
+    def ins_imu(self, results, t_ns, frame_id, *, oxts_axes):
+        """oxts/imu or imu/data (messages.ins_imu; the OxTS axes for the Polaris)."""
+        layout = self._layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'header.stamp.', t_ns)
+        q = results[:, Q_INS:Q_INS + 4]
+        w = results[:, W_INS:W_INS + 3]
+        f = results[:, F_INS:F_INS + 3]
+        v = self.ins_var
+        o_var, g_var, a_var = v['orientation_var'], v['gyro_var'], v['accel_var']
+        if oxts_axes:
+            q = np.stack([msg.oxts_from_flu_quaternion(row) for row in q]) if len(q) else q
+            w = np.stack([w[:, 1], w[:, 0], -w[:, 2]], axis=1)
+            f = np.stack([f[:, 1], f[:, 0], -f[:, 2]], axis=1)
+            o_var, g_var, a_var = (msg._oxts_var(x) for x in (o_var, g_var, a_var))
+        _quaternion(arr, 'orientation', q)
+        arr['orientation_covariance'] = msg._diag3(o_var)
+        _vector(arr, 'angular_velocity', w)
+        arr['angular_velocity_covariance'] = msg._diag3(g_var)
+        _vector(arr, 'linear_acceleration', f)
+        arr['linear_acceleration_covariance'] = msg._diag3(a_var)
+        return layout.encode(arr)
+
+    def ins_velocity(self, results, t_ns, frame_id):
+        """oxts/velocity (messages.ins_velocity: the angular rate in deg/s)."""
+        layout = self._layout('geometry_msgs/msg/TwistStamped', ('header.frame_id', frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'header.stamp.', t_ns)
+        _vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
+        _vector(arr, 'twist.angular', results[:, W_INS:W_INS + 3] * _RAD_TO_DEG)
+        return layout.encode(arr)
+
+    def ground_truth_odometry(self, results, t_ns, frame_id, child_frame_id):
+        """sim/ground_truth/odom (messages.ground_truth_odometry: zero covariances)."""
+        layout = self._layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
+                              ('child_frame_id', child_frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'header.stamp.', t_ns)
+        _vector(arr, 'pose.pose.position', results[:, UTM_TRUE:UTM_TRUE + 3])
+        _quaternion(arr, 'pose.pose.orientation', results[:, Q_UTM_TRUE:Q_UTM_TRUE + 4])
+        _vector(arr, 'twist.twist.linear', results[:, V_N_FLU:V_N_FLU + 3])
+        _vector(arr, 'twist.twist.angular', results[:, W_FLU:W_FLU + 3])
+        return layout.encode(arr)
+
+    # -- the IMU
+    def imu_raw(self, values, t_ns, frame_id):
+        """imu/data_raw (messages.imu_from_imu_row) from the rounded (n, 6)
+        row values: specific force then angular rate, FLU."""
+        layout = self._layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
+        arr = layout.empty(len(t_ns))
+        _stamps(arr, 'header.stamp.', t_ns)
+        _column(arr, 'orientation.w')[:] = 1.0
+        arr['orientation_covariance'][:, 0] = -1.0
+        _vector(arr, 'angular_velocity', values[:, 3:6])
+        arr['angular_velocity_covariance'] = msg._diag3(self.imu_var['gyro_var'])
+        _vector(arr, 'linear_acceleration', values[:, 0:3])
+        arr['linear_acceleration_covariance'] = msg._diag3(self.imu_var['accel_var'])
+        return layout.encode(arr)
+

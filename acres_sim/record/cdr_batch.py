@@ -1,0 +1,207 @@
+"""Vectorised CDR encoding of messages whose layout is fixed once their
+strings and sequence lengths are fixed (Clock, TFMessage with one transform,
+Odometry, NavSatFix, Imu, TwistStamped, a fixed String, ...).
+
+:class:`FixedLayout` turns a message type of a ``rosbags`` typestore, plus
+the constant contents of its strings and the constant lengths of its
+sequences, into a numpy structured dtype whose bytes *are* the serialised
+message -- what ``typestore.serialize_cdr(msg, msgtype)`` returns (little
+endian).  Fill the numeric columns of :meth:`FixedLayout.empty` for many
+messages at once, then :meth:`FixedLayout.encode` gives one ``bytes`` per
+message for :meth:`rosbags.rosbag2.Writer.write`.
+
+The layout (CDR, XCDR1 as ROS 2 uses it, little endian):
+
+* bytes 0-3: the encapsulation header ``00 01 00 00`` (CDR_LE);
+* every primitive aligned to its own size (bool/int8/uint8/byte/char 1,
+  int16 2, int32/float32 4, int64/float64 8), counted from byte 4 -- a
+  nested message has no alignment of its own;
+* a string: uint32 byte count including the terminating NUL (aligned to 4),
+  the UTF-8 bytes, the NUL; a sequence: uint32 element count (aligned to 4),
+  then its elements as an array; padding bytes are zero;
+* no padding after the last field: the message is exactly as long as
+  rosbags makes it (its ``getsize_cdr``), so ``dtype.itemsize`` is the
+  unpadded size (e.g. 10 bytes for ``String(data='a')``) and consecutive
+  messages in an array are not 8-aligned in memory (numpy copes).
+
+Paths (keys of ``fixed``, and the nesting of the dtype) are the field names
+joined by dots, with an element of a sequence or fixed array given by its
+index: ``'header.frame_id'``, ``'transforms'`` (a sequence: its length),
+``'transforms.0.child_frame_id'``.  The dtype nests the same way --
+``arr['transforms']['0']['header']['stamp']['sec']`` -- except that arrays and
+sequences of a base type are one sub-array field (``arr['pose']['covariance']``,
+shape ``(n, 36)``).  Only numeric bytes are fields; a field without any
+(a string, a string array, an empty sequence, a message of strings only) is
+left out of the dtype.  Field names are rosbags' (a Python keyword gets a
+trailing ``_``).  float128 and wstring are not supported.
+
+The bytes between the fields (header, string prefixes and contents, sequence
+counts, padding) are :attr:`FixedLayout.template`'s: :meth:`FixedLayout.empty`
+copies them into every message and :meth:`FixedLayout.encode` writes them
+again, since numpy copies (``arr[mask]``, ``arr.copy()``) keep fields only.
+"""
+
+import functools
+import struct
+
+import numpy as np
+from rosbags.interfaces import Nodetype
+
+__all__ = ['FixedLayout']
+
+#: numpy type of each CDR primitive (little endian), as rosbags reads it
+#: (byte signed, char unsigned).
+_PRIMITIVES = {
+    'bool': '?', 'byte': 'i1', 'char': 'u1', 'int8': 'i1', 'uint8': 'u1',
+    'int16': '<i2', 'uint16': '<u2', 'int32': '<i4', 'uint32': '<u4',
+    'int64': '<i8', 'uint64': '<u8', 'float32': '<f4', 'float64': '<f8',
+}
+
+_HEADER = b'\x00\x01\x00\x00'      # CDR little endian, no options
+
+
+class FixedLayout:
+    """The CDR layout of ``msgtype`` (e.g. ``'nav_msgs/msg/Odometry'``) with
+    the strings and sequence lengths given in ``fixed`` (path -> str for a
+    string, path -> int for a sequence; see the module docstring for paths).
+
+    A string or sequence without an entry, an entry that is not a string or
+    sequence of the message, or a value of the wrong kind is a ValueError.
+
+    Attributes: ``msgtype``, ``fixed`` (a copy), ``dtype`` (structured,
+    ``itemsize`` = message size in bytes), ``template`` (the bytes of a
+    message whose numeric fields are all zero).
+    """
+
+    def __init__(self, typestore, msgtype: str, fixed: dict = None):
+        if msgtype not in typestore.fielddefs:
+            raise ValueError(f'message type {msgtype!r} is not in the typestore')
+        self.typestore = typestore
+        self.msgtype = msgtype
+        self.fixed = dict(fixed or {})
+        self._used = set()
+        self._buf = bytearray(_HEADER)      # the template, grown field by field
+        self._numeric = []                  # (start, stop) of every numeric field
+        layout = self._message(msgtype, '', 0)        # offsets from byte 0: the header
+        self.dtype = layout[0] if layout else np.dtype(
+            {'names': [], 'formats': [], 'itemsize': len(self._buf)})
+        unknown = sorted(set(self.fixed) - self._used)
+        if unknown:
+            raise ValueError(f'{msgtype}: fixed has no string or sequence field {unknown}')
+        self.template = bytes(self._buf)
+        # The constant byte ranges: everything outside the numeric fields.
+        self._constant_runs, pos = [], 0
+        for start, stop in self._numeric + [(len(self._buf), len(self._buf))]:
+            if start > pos:
+                self._constant_runs.append((pos, start))
+            pos = stop
+        del self._buf, self._numeric, self._used
+
+    # -- building the layout: append to self._buf, return (dtype, offset) or None
+    def _align(self, size: int) -> int:
+        self._buf.extend(bytes(-(len(self._buf) - len(_HEADER)) % size))
+        return len(self._buf)
+
+    def _constant(self, path: str, kind: type):
+        if path not in self.fixed:
+            what = 'string' if kind is str else 'sequence length'
+            raise ValueError(f'{self.msgtype}: fixed needs the {what} of {path!r}')
+        value = self.fixed[path]
+        if kind is int and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            ok, value = value >= 0, int(value)
+        else:
+            ok = kind is str and isinstance(value, str)
+        if not ok:
+            raise ValueError(f'{self.msgtype}: {path!r} must be a '
+                             f'{"str" if kind is str else "length >= 0"}, not {value!r}')
+        self._used.add(path)
+        return value
+
+    def _struct(self, start, items):
+        """(dtype, start) of a struct spanning self._buf[start:] with the
+        items (name, (dtype, offset) or None) that are not None."""
+        items = [(name, *field) for name, field in items if field is not None]
+        if not items:
+            return None
+        return np.dtype({'names': [name for name, _, _ in items],
+                         'formats': [dt for _, dt, _ in items],
+                         'offsets': [offset - start for _, _, offset in items],
+                         'itemsize': len(self._buf) - start}), start
+
+    def _message(self, msgtype: str, path: str, start: int):
+        return self._struct(start, [(name, self._field(desc, f'{path}{name}'))
+                                    for name, desc in self.typestore.get_msgdef(msgtype).fields])
+
+    def _field(self, desc, path: str):
+        kind, arg = desc
+        if kind == Nodetype.NAME:
+            return self._message(arg, path + '.', len(self._buf))
+        if kind == Nodetype.BASE:
+            return self._base(arg, path)
+        if kind == Nodetype.ARRAY:
+            sub, length = arg
+            return self._elements(sub, length, path)
+        sub, bound = arg                                  # Nodetype.SEQUENCE
+        length = self._constant(path, int)
+        if bound and length > bound:
+            raise ValueError(f'{self.msgtype}: {path!r} has at most {bound} elements, not {length}')
+        self._align(4)
+        self._buf += struct.pack('<I', length)
+        return self._elements(sub, length, path)
+
+    def _base(self, arg, path: str, count: int = None):
+        """A primitive (an array of ``count`` if given) or a string at ``path``."""
+        name, bound = arg
+        if name == 'string':
+            data = self._constant(path, str).encode()
+            if bound and len(data) > bound:
+                raise ValueError(f'{self.msgtype}: {path!r} has at most {bound} bytes')
+            self._align(4)
+            self._buf += struct.pack('<I', len(data) + 1) + data + b'\x00'
+            return None
+        if name not in _PRIMITIVES:
+            raise ValueError(f'{self.msgtype}: {path!r}: type {name} is not supported')
+        dt = np.dtype(_PRIMITIVES[name])
+        start = self._align(dt.itemsize)
+        self._buf.extend(bytes(dt.itemsize * (count or 1)))
+        self._numeric.append((start, len(self._buf)))
+        return (dt if count is None else np.dtype((dt, (count,)))), start
+
+    def _elements(self, sub, length: int, path: str):
+        """The elements of an array or sequence: one sub-array field for a
+        numeric base type, else a struct with fields '0', '1', ..."""
+        if sub[0] == Nodetype.BASE and sub[1][0] != 'string':
+            return self._base(sub[1], path, length) if length else None
+        start = len(self._buf)
+        return self._struct(start, [(str(i), self._field(sub, f'{path}.{i}'))
+                                    for i in range(length)])
+
+    # -- use
+    def empty(self, n: int) -> np.ndarray:
+        """n messages, numeric fields zero, header, strings and lengths set."""
+        raw = np.frombuffer(self.template * int(n), dtype=np.uint8)
+        return raw.copy().view(self.dtype)
+
+    def encode(self, arr: np.ndarray) -> list:
+        """One ``bytes`` (the CDR message) per element of the 1-d ``arr``.
+
+        The constant bytes are written afresh, so ``arr`` may be any array of
+        :attr:`dtype` (a copy or a fancy-indexed selection of an
+        :meth:`empty` array does not keep them: numpy copies fields only).
+        Another dtype is a ValueError."""
+        if arr.dtype != self.dtype or arr.ndim != 1:
+            raise ValueError(f'{self.msgtype}: encode needs a 1-d array of dtype layout.dtype, '
+                             f'not {arr.ndim}-d of itemsize {arr.dtype.itemsize} (np.concatenate '
+                             f'packs the dtype unless given dtype=layout.dtype)')
+        size = self.dtype.itemsize
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(len(arr), size).copy()
+        template = np.frombuffer(self.template, dtype=np.uint8)
+        for start, stop in self._constant_runs:
+            raw[:, start:stop] = template[start:stop]
+        return raw.view(np.dtype((np.void, size))).ravel().tolist()
+
+    @staticmethod
+    def column(arr: np.ndarray, path: str) -> np.ndarray:
+        """The field of ``arr`` at a dotted path: ``column(arr, 'pose.pose.position.x')``
+        is ``arr['pose']['pose']['position']['x']`` (a view: assign to it)."""
+        return functools.reduce(lambda a, key: a[key], path.split('.'), arr)
