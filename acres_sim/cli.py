@@ -11,6 +11,7 @@ import argparse
 import math
 import os
 from pathlib import Path
+import signal
 import sys
 import tempfile
 
@@ -109,7 +110,9 @@ def cmd_record(args):
                      for p in out.iterdir())
     print(f'{episode["simulated_s"]:g} s simulated{note} at '
           f'{episode["real_time_factor"]:.1f}x real time; in {out}/: {" ".join(written)}')
-    return 130 if episode['cut_short'] else 0
+    if not episode['cut_short']:
+        return 0
+    return 128 + signal.Signals[episode['stop_signal'] or 'SIGINT']   # 130 Ctrl-C, 143 SIGTERM
 
 
 class UsageError(Exception):

@@ -2,38 +2,50 @@
 """Real-time factor of one Polaris with all three sensors.
 
 * models alone: physics, route follower, IMU (every step), INS (100 Hz) and GNSS
-  (10 Hz) for the simulated time, nothing written;
-* the whole recorder (`acres-sim record`): rows, rosbag2, report.
+  receiver (10 Hz) as numbers -- the block kernel and the receiver's epoch
+  records (``RigSimulation.advance``), nothing formatted or written;
+* the whole recorder (``acres-sim record``): rows, rosbag2, report.
 
-Warm-up run first (JIT and cache load excluded); peak RSS printed.  No assertions.
+The default route (acre_demo) ends after about two minutes and the vehicle
+then stays parked; ``--route bench/routes/loop_laps.yaml`` keeps it driving
+(100 laps of the field loop, about 75 minutes).
+Warm-up run first (JIT and cache load excluded); ``--repeat`` runs of each,
+median and range (the machine is shared: runs differ by a third); the real-time
+factor is the recorder's loop (episode.json's ``real_time_factor``), the wall
+time of the whole command (set-up, report) is printed beside it.  Peak RSS of
+this process, and of the bag writer's process (sampled from /proc while it
+runs: ``ru_maxrss`` of a child counts the parent's pages it shares right after
+the fork).  No assertions.
 """
 
 import argparse
+import os
 from pathlib import Path
 import resource
+import statistics
 import tempfile
+import threading
 import time
 
-import numpy as np
 
 from acres_sim.config import load_config
 from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.frames import lever_arm_from_chassis, point_at_lever_arm
+from acres_sim.core.block import RigSimulation
+from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower, load_route
-from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record.runner import RecordRequest, record
 
 
-def models_only(seconds):
+def models_only(seconds, route_name):
     config = load_config(rig='polaris')
-    vehicle, route = load_vehicle('polaris'), load_route('acre_demo')
+    vehicle, route = load_vehicle('polaris'), load_route(route_name)
     site = SiteGeoreference.from_config(config)
 
     def arm(key):
@@ -41,49 +53,86 @@ def models_only(seconds):
                                       vehicle.cog_height_m)
 
     fleet = Fleet([vehicle], [route.start_pose()])
-    follower = RouteFollower(route, vehicle)
-    imu = ImuModel.from_config(config, arm('imu.position_flu_m'))
-    ins = InsModel.from_config(config, arm('ins.position_flu_m'), site=site)
-    gnss = GnssReceiver.from_config(config, scene=default_scene(), site=site)
-    antenna = arm('gnss.antenna_flu_m')
-    dues = {name: Due(config[f'{name}.hz']) for name in ('imu', 'ins', 'gnss')}
-    command = np.zeros((1, 2))
+    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
+    rates['truth'] = rates['ins']
+    steps = int(round(seconds * PHYSICS_HZ))
+    sim = RigSimulation(
+        fleet, [RouteFollower(route, vehicle)],
+        [ImuModel.from_config(config, arm('imu.position_flu_m'))],
+        [InsModel.from_config(config, arm('ins.position_flu_m'), site=site)],
+        [GnssReceiver.from_config(config, scene=default_scene(), site=site)],
+        arm('gnss.antenna_flu_m'), rates, steps, site)
     start = time.perf_counter()
-    for k in range(int(seconds * PHYSICS_HZ)):
-        t = k / PHYSICS_HZ
-        truth = fleet.truth(0)
-        imu.physics_step(truth)
-        if dues['imu'].due(t):
-            imu.sample(t)
-        if dues['ins'].due(t):
-            ins.epoch(t, truth)
-        if dues['gnss'].due(t):
-            gnss.epoch(t, point_at_lever_arm(truth.p, truth.R, antenna))
-        command[0] = follower.command(truth)
-        fleet.step(command)
+    while sim.step <= steps:
+        sim.advance(PHYSICS_HZ)
     return seconds / (time.perf_counter() - start)
 
 
-def whole_recorder(seconds):
+def _children_rss_mb():
+    """RSS of this process's children [MB], from /proc (Linux)."""
+    pid = os.getpid()
+    try:
+        children = Path(f'/proc/{pid}/task/{pid}/children').read_text().split()
+    except OSError:
+        return 0.0
+    total = 0.0
+    for child in children:
+        try:
+            for line in Path(f'/proc/{child}/status').read_text().splitlines():
+                if line.startswith('VmRSS:'):
+                    total = max(total, int(line.split()[1]) / 1024)
+        except OSError:
+            pass
+    return total
+
+
+def whole_recorder(seconds, route_name):
+    """(loop real-time factor, wall time of the whole record() [s], child peak RSS [MB])."""
+    peak = [0.0]
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(0.25):
+            peak[0] = max(peak[0], _children_rss_mb())
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
         episode = record(RecordRequest(load_config(rig='polaris'), 'polaris', seconds,
-                                       Path(folder), progress=False))[0]
-    return episode['real_time_factor']
+                                       Path(folder), route=route_name, progress=False))[0]
+        wall = time.perf_counter() - start
+    done.set()
+    watcher.join()
+    return episode['real_time_factor'], wall, peak[0]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=120.0, help='simulated seconds')
+    parser.add_argument('--route', default='acre_demo', help='route name or file (default acre_demo)')
+    parser.add_argument('--repeat', type=int, default=1, help='runs of each (default 1)')
     args = parser.parse_args(argv)
-    models_only(2.0)
-    whole_recorder(2.0)
-    results = {'models_only_x': models_only(args.seconds),
-               'recorder_x': whole_recorder(args.seconds),
-               'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-    print(f'one Polaris, {args.seconds:g} s simulated')
-    print(f'  models alone          {results["models_only_x"]:8.1f}x real time')
-    print(f'  recorder, all files   {results["recorder_x"]:8.1f}x real time')
-    print(f'  peak RSS              {results["peak_rss_mb"]:8.0f} MB')
+    models_only(2.0, args.route)
+    whole_recorder(2.0, args.route)
+    models = [models_only(args.seconds, args.route) for _ in range(args.repeat)]
+    recorder = [whole_recorder(args.seconds, args.route) for _ in range(args.repeat)]
+    results = {'models_only_x': statistics.median(models),
+               'recorder_x': statistics.median(r[0] for r in recorder),
+               'recorder_wall_s': statistics.median(r[1] for r in recorder),
+               'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+               'writer_rss_mb': max(r[2] for r in recorder)}
+
+    def spread(values):
+        return f'(range {min(values):.0f}-{max(values):.0f})' if len(values) > 1 else ''
+
+    print(f'one Polaris, {args.seconds:g} s simulated, route {args.route}, '
+          f'{args.repeat} run(s) each')
+    print(f'  models alone          {results["models_only_x"]:8.1f}x real time {spread(models)}')
+    print(f'  recorder, all files   {results["recorder_x"]:8.1f}x real time '
+          f'{spread([r[0] for r in recorder])}; whole command {results["recorder_wall_s"]:.1f} s')
+    print(f'  peak RSS              {results["peak_rss_mb"]:8.0f} MB '
+          f'(bag writer process {results["writer_rss_mb"]:.0f} MB)')
     return results
 
 

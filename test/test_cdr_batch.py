@@ -181,6 +181,9 @@ def test_batch_sizes(msgtype, fixed, n):
     assert [len(data) for data in encoded] == [layout.dtype.itemsize] * n
     want = [TS.serialize_cdr(build(msgtype, record, fixed), msgtype).tobytes() for record in arr]
     assert encoded == want
+    # joined: the same bytes, also from a copy that lost the constants
+    assert layout.encode_joined(arr) == b''.join(want)
+    assert layout.encode_joined(arr.copy()[::-1][::-1]) == b''.join(want)
 
 
 def test_recorder_builders():

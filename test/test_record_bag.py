@@ -1,8 +1,10 @@
 """rosbag2 output of the recorder: every message type on the Polaris topics,
 read back with rosbags' Reader and, independently, with the mcap / mcap_ros2
 readers; metadata version and storage, offered QoS (/tf_static latches), a bag
-ended by an exception or a signal, and the message conventions (NavSatFix
-status per fix type, OxTS axes, deg/s twist, Imu covariances)."""
+ended by an exception or a signal, the background writer process (same bag as
+the foreground writer; its death, the parent's SIGKILL, a Ctrl-C to the
+process group), and the message conventions (NavSatFix status per fix type,
+OxTS axes, deg/s twist, Imu covariances)."""
 
 import copy
 import math
@@ -12,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
@@ -22,7 +25,8 @@ from rosbags.interfaces import QosDurability, QosReliability
 from rosbags.rosbag2 import Reader
 
 from acres_sim.record import messages as m
-from acres_sim.record.bag import BAG_VERSION, BagWriter, QOS_RELIABLE, QOS_STATIC
+from acres_sim.record.bag import (
+    BAG_VERSION, BagWriter, BagWriterError, QOS_RELIABLE, QOS_STATIC)
 
 with warnings.catch_warnings():
     warnings.simplefilter('ignore', DeprecationWarning)   # the module announces its newer API
@@ -142,17 +146,25 @@ def _messages_at(k, gnss_row):
     return t, out
 
 
-@pytest.fixture(scope='module')
-def polaris_bag(tmp_path_factory, gnss_row):
-    folder = tmp_path_factory.mktemp('bag') / 'polaris'
-    with BagWriter(folder) as bag:
+def _write_polaris(folder, gnss_row, **options):
+    with BagWriter(folder, **options) as bag:
         for topic, (msgtype, _, qos) in POLARIS_TOPICS.items():
             bag.add_topic(topic, msgtype, qos)
         for k in range(N_STEPS):
             t, msgs = _messages_at(k, gnss_row)
             for topic, msg in msgs:
                 bag.write(topic, t, msg)
+    assert bag.closed
+    assert bag.message_count == sum(_expected_counts().values())
     return folder
+
+
+@pytest.fixture(scope='module', params=['foreground', 'background'])
+def polaris_bag(request, tmp_path_factory, gnss_row):
+    """The Polaris bag, written in this process or by the background writer
+    process (every reading test runs on both)."""
+    folder = tmp_path_factory.mktemp(request.param) / 'polaris'
+    return _write_polaris(folder, gnss_row, background=request.param == 'background')
 
 
 def _expected_counts():
@@ -561,3 +573,329 @@ def test_humble_typestore(tmp_path, gnss_row):
             msg = humble.deserialize_cdr(raw, conn.msgtype)
             assert msg.header.frame_id in ('gnss_link', 'imu_link')
             assert conn.digest == humble.hash_rihs01(conn.msgtype)
+
+
+# ----------------------------------------------------------------------------
+# Serialised bytes and the background writer process
+
+def _bag_content(folder):
+    """Everything a reader sees: messages in order (topic, time, bytes), the
+    connections (type, hash, definition, QoS) and metadata.yaml."""
+    with Reader(folder) as reader:
+        connections = [(c.id, c.topic, c.msgtype, c.digest, c.msgdef.data,
+                        c.ext.offered_qos_profiles) for c in reader.connections]
+        messages = [(c.topic, t, bytes(raw)) for c, t, raw in reader.messages()]
+    meta = yaml.safe_load((folder / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    return connections, messages, meta
+
+
+def test_background_bag_is_the_foreground_bag(tmp_path, gnss_row):
+    fg = _write_polaris(tmp_path / 'fg' / 'polaris', gnss_row)
+    bg = _write_polaris(tmp_path / 'bg' / 'polaris', gnss_row, background=True, batch_size=7)
+    fg_conns, fg_msgs, fg_meta = _bag_content(fg)
+    bg_conns, bg_msgs, bg_meta = _bag_content(bg)
+    assert bg_conns == fg_conns
+    assert bg_msgs == fg_msgs and len(bg_msgs) == sum(_expected_counts().values())
+    assert bg_meta == fg_meta
+    def qos(meta):
+        return [t['topic_metadata']['offered_qos_profiles']
+                for t in meta['topics_with_message_count']]
+    assert qos(bg_meta) == qos(fg_meta) and all(qos(bg_meta))
+    # Same writes in the same order: byte for byte the same files.
+    assert (bg / 'metadata.yaml').read_text() == (fg / 'metadata.yaml').read_text()
+    assert (bg / 'polaris.mcap').read_bytes() == (fg / 'polaris.mcap').read_bytes()
+
+
+@pytest.mark.parametrize('background', [False, True], ids=['foreground', 'background'])
+def test_write_raw_and_write_raw_many(tmp_path, background):
+    """Caller-serialised bytes land as they are, in the order written; topics
+    and custom data may come between messages."""
+    folder = tmp_path / 'raw'
+    clocks = [(T0_NS + k, m.TYPESTORE.serialize_cdr(m.clock(T0_NS + k), 'rosgraph_msgs/msg/Clock'))
+              for k in range(25)]
+    strings = [m.TYPESTORE.serialize_cdr(m.String(data=f's{k}'), 'std_msgs/msg/String')
+               for k in range(10)]
+    with BagWriter(folder, background=background, batch_size=4) as bag:
+        bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+        for t, data in clocks[:5]:
+            bag.write_raw('/clock', t, data)
+        bag.add_topic('/s', 'std_msgs/msg/String', qos='static')
+        bag.write_raw_many('/s', np.arange(10, dtype=np.int64) + T0_NS + 5,
+                           [bytearray(d) for d in strings])         # any bytes-like
+        bag.set_custom_data('run', 'raw')
+        bag.write_raw_many('/clock', [t + 15 for t, _ in clocks[5:]],
+                           [memoryview(d) for _, d in clocks[5:]])
+        bag.write('/s', T0_NS + 100, m.String(data='last'))
+        assert bag.message_count == 36
+        with pytest.raises(ValueError, match='unsigned 64-bit'):
+            bag.write_raw('/clock', -1, clocks[0][1])
+        with pytest.raises(ValueError, match='times for'):
+            bag.write_raw_many('/clock', [1, 2], [clocks[0][1]])
+        with pytest.raises(KeyError, match='not registered'):
+            bag.write_raw('/nope', 0, b'')
+        assert bag.message_count == 36
+    if background:
+        with pytest.raises(ValueError, match='closed'):
+            bag.write_raw('/clock', 0, clocks[0][1])
+    expected = ([('/clock', t, d) for t, d in clocks[:5]]
+                + [('/s', T0_NS + 5 + k, d) for k, d in enumerate(strings)]
+                + [('/clock', t + 15, d) for t, d in clocks[5:]]
+                + [('/s', T0_NS + 100,
+                    m.TYPESTORE.serialize_cdr(m.String(data='last'), 'std_msgs/msg/String'))])
+    connections, messages, meta = _bag_content(folder)
+    assert messages == [(topic, t, bytes(d)) for topic, t, d in expected]
+    assert [c[5][0].durability for c in connections] == \
+        [QosDurability.VOLATILE, QosDurability.TRANSIENT_LOCAL]
+    assert meta['custom_data'] == {'run': 'raw'}
+    assert meta['message_count'] == 36
+    # The MCAP itself holds the messages in write order too.
+    with open(folder / 'raw.mcap', 'rb') as f:
+        in_file = [(c.topic, msg.log_time, msg.data) for _, c, msg in
+                   make_reader(f).iter_messages(log_time_order=False)]
+    assert in_file == [(topic, t, bytes(d)) for topic, t, d in expected]
+
+
+def test_background_close_twice_leaves_no_process(tmp_path):
+    bag = BagWriter(tmp_path / 'b', background=True)
+    pid = bag.child_pid
+    assert pid != os.getpid() and os.path.exists(f'/proc/{pid}')
+    bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+    bag.write('/clock', T0_NS, m.clock(T0_NS))
+    assert not bag.closed
+    bag.close()
+    bag.close()                                  # twice is fine
+    assert bag.closed and bag.message_count == 1
+    assert bag._child.process.exitcode == 0
+    assert not os.path.exists(f'/proc/{pid}')   # joined: no zombie
+    assert _read_counts(tmp_path / 'b') == {'/clock': 1}
+    assert BagWriter(tmp_path / 'f').child_pid is None
+
+
+def _kill_child(bag):
+    os.kill(bag.child_pid, signal.SIGKILL)
+    bag._child.process.join(10)
+    assert bag._child.process.exitcode == -signal.SIGKILL
+
+
+def test_background_child_killed_raises_at_the_next_batch(tmp_path):
+    bag = BagWriter(tmp_path / 'b', background=True, batch_size=50)
+    bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+    for k in range(120):
+        bag.write('/clock', k, m.clock(k))
+    _kill_child(bag)
+    with pytest.raises(BagWriterError, match=r'pid \d+\) was killed by SIGKILL') as err:
+        for k in range(50):
+            bag.write('/clock', k, m.clock(k))
+    assert '100 messages were sent' in str(err.value)
+    with pytest.raises(BagWriterError):          # it stays failed
+        bag.flush()
+    bag.close()                                  # already reported: close just cleans up
+    bag.close()
+    assert bag.closed and not os.path.exists(f'/proc/{bag.child_pid}')
+
+
+def test_background_child_killed_raises_at_close(tmp_path):
+    bag = BagWriter(tmp_path / 'b', background=True)
+    bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+    bag.write('/clock', 0, m.clock(0))
+    _kill_child(bag)
+    with pytest.raises(BagWriterError, match='killed by SIGKILL'):
+        bag.close()
+    bag.close()
+    assert bag.closed
+
+
+def test_background_child_error_is_raised_with_its_traceback(tmp_path):
+    folder = tmp_path / 'b'
+    with pytest.raises(BagWriterError, match=r'(?s)failed while .*KeyError: 99') as err:
+        with BagWriter(folder, background=True) as bag:
+            bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+            for k in range(10):
+                bag.write('/clock', k, m.clock(k))
+            bag.flush()
+            bag._child.pending.append((99, 10, b'\x00'))   # no such connection in the child
+            bag.flush()
+            bag._child.process.join(10)
+            bag.write('/clock', 11, m.clock(11))
+            bag.flush()                                   # raises here at the latest
+    assert 'Traceback' in str(err.value)
+    # The child closed the bag with what it had written before the error.
+    assert _read_counts(folder) == {'/clock': 10}
+
+
+def test_background_sigint_inside_a_batch_send_is_held(tmp_path):
+    bag = BagWriter(tmp_path / 'b', background=True, batch_size=10)
+    bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+    inbox = bag._child.inbox
+    real_send_bytes = inbox.send_bytes
+
+    def send_interrupted(payload):
+        os.kill(os.getpid(), signal.SIGINT)    # between the batch's header and its payload
+        for _ in range(1000):                  # give the handler plenty of chances to run
+            pass
+        real_send_bytes(payload)
+
+    inbox.send_bytes = send_interrupted
+    with pytest.raises(KeyboardInterrupt):
+        for k in range(10):
+            bag.write('/clock', k, m.clock(k))
+    del inbox.send_bytes
+    assert bag.message_count == 10
+    bag.close()
+    assert _read_counts(tmp_path / 'b') == {'/clock': 10}
+
+
+def _script_bag(folder, body):
+    return textwrap.dedent(f'''
+        import os, signal, sys
+        from acres_sim.record import messages as m
+        from acres_sim.record.bag import BagWriter, exit_on_sigterm
+        CLOCK = [m.TYPESTORE.serialize_cdr(m.clock(k), 'rosgraph_msgs/msg/Clock')
+                 for k in range(100)]
+        bag = BagWriter({str(folder)!r}, background=True, batch_size=100)
+        bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+        print(bag.child_pid, flush=True)
+    ''') + textwrap.dedent(body)
+
+
+def _wait_for(condition, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _process_gone(pid):
+    """Exited (an orphan may stay a zombie if PID 1 does not reap it)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')
+    except FileNotFoundError:
+        return True
+
+
+def test_background_bag_of_a_parent_killed_by_sigkill_is_readable(tmp_path):
+    """The parent dies without close(): the child sees end-of-file and closes
+    the bag with every message it was sent."""
+    folder = tmp_path / 'orphan'
+    code = _script_bag(folder, '''
+        for k in range(3000):
+            bag.write_raw('/clock', k, CLOCK[k % 100])
+        bag.flush()
+        for k in range(3000, 3050):
+            bag.write_raw('/clock', k, CLOCK[k % 100])      # still in the unsent batch
+        os.kill(os.getpid(), signal.SIGKILL)
+    ''')
+    proc = subprocess.run([PYTHON, '-c', code], capture_output=True, text=True, cwd=REPO,
+                          timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    child = int(proc.stdout.split()[0])
+    _wait_for(lambda: (folder / 'metadata.yaml').exists(), 'the writer never closed the bag')
+    _wait_for(lambda: _process_gone(child), 'the writer process did not exit')
+    counts = _read_counts(folder)
+    assert 3000 <= counts['/clock'] <= 3050
+    meta = yaml.safe_load((folder / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert meta['message_count'] == counts['/clock']
+    with open(folder / 'orphan.mcap', 'rb') as f:
+        assert make_reader(f).get_summary().statistics.message_count == counts['/clock']
+
+
+@pytest.mark.parametrize('sig', ['SIGINT', 'SIGTERM'])
+def test_background_bag_survives_a_signal_to_the_process_group(tmp_path, sig):
+    """Ctrl-C (or kill -TERM -pgid) reaches the parent and the writer process:
+    the child ignores it, the parent's with-block closes the bag."""
+    folder = tmp_path / 'group'
+    code = _script_bag(folder, '''
+        exit_on_sigterm()
+        with bag:
+            k = 0
+            while True:
+                bag.write_raw('/clock', k, CLOCK[k % 100])
+                k += 1
+                if k == 3000:
+                    print('ready', flush=True)
+    ''')
+    proc = subprocess.Popen([PYTHON, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=REPO, text=True, start_new_session=True)
+    try:
+        proc.stdout.readline()                   # the child's pid
+        assert proc.stdout.readline().strip() == 'ready'
+        os.killpg(proc.pid, getattr(signal, sig))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert ('KeyboardInterrupt' in err) if sig == 'SIGINT' else (proc.returncode == 143), err
+    assert 'BagWriterError' not in err and 'Process bag writer' not in err, err
+    counts = _read_counts(folder)
+    assert counts['/clock'] >= 3000
+    meta = yaml.safe_load((folder / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert meta['message_count'] == counts['/clock']
+
+
+def test_background_bag_closed_at_exit_and_on_garbage_collection(tmp_path):
+    """Also: a script without ``if __name__ == '__main__'`` -- the writer
+    process does not re-run the parent's main module, as spawn would."""
+    script = tmp_path / 'unguarded.py'
+    script.write_text(textwrap.dedent(f'''
+        import gc
+        from acres_sim.record import messages as m
+        from acres_sim.record.bag import BagWriter
+        print('main module runs', flush=True)
+        for name in ('collected', 'at_exit'):
+            bag = BagWriter({str(tmp_path)!r} + '/' + name, background=True)
+            bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+            for k in range(1234):
+                bag.write('/clock', k, m.clock(k))
+            if name == 'collected':
+                del bag
+                gc.collect()
+        # the second one is never closed: the interpreter's exit closes it
+    '''))
+    env = {**os.environ, 'PYTHONPATH': str(REPO)}
+    proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ''
+    assert proc.stdout == 'main module runs\n'
+    for name in ('collected', 'at_exit'):
+        assert _read_counts(tmp_path / name) == {'/clock': 1234}
+
+
+@pytest.mark.parametrize('background', [False, True], ids=['foreground', 'background'])
+def test_write_block_merges_topics_in_time_order(tmp_path, background):
+    """write_block: messages of several topics sorted by time, ties in the
+    order of the entries, then in their own order; after earlier writes."""
+    folder = tmp_path / 'block'
+    ser = m.TYPESTORE.serialize_cdr
+    rng = np.random.default_rng(4)
+    entries, expected = [], []
+    for e, topic in enumerate(['/clock', '/s', '/clock']):
+        stamps = np.sort(rng.integers(0, 6, 8)) + T0_NS      # many equal times
+        if topic == '/clock':
+            datas = [bytes(ser(m.clock(int(t) + e), 'rosgraph_msgs/msg/Clock')) for t in stamps]
+        else:
+            datas = [bytes(ser(m.String(data='x' * int(k)), 'std_msgs/msg/String'))
+                     for k in rng.integers(0, 9, 8)]        # messages of varying length
+        entries.append((topic, stamps, b''.join(datas), [len(d) for d in datas]))
+        expected += [((int(t), e, i), topic, d) for i, (t, d) in enumerate(zip(stamps, datas))]
+    first = bytes(ser(m.clock(1), 'rosgraph_msgs/msg/Clock'))
+    with BagWriter(folder, background=background, batch_size=5) as bag:
+        bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
+        bag.add_topic('/s', 'std_msgs/msg/String')
+        bag.write_raw('/clock', T0_NS + 100, first)     # pending before the block
+        with pytest.raises(ValueError, match='do not match'):
+            bag.write_block([('/s', [T0_NS], b'abc', [2])])
+        with pytest.raises(ValueError, match='negative'):
+            bag.write_block([('/s', [-1], b'abc', [3])])
+        bag.write_block(entries)
+        bag.write_block([])
+        assert bag.message_count == 25
+    _connections, _messages, meta = _bag_content(folder)
+    assert meta['message_count'] == 25
+    with open(folder / 'block.mcap', 'rb') as f:        # the order in the file
+        in_file = [(c.topic, msg.log_time, msg.data) for _, c, msg in
+                   make_reader(f).iter_messages(log_time_order=False)]
+    order = [(topic, key[0], data) for key, topic, data in sorted(expected)]
+    assert in_file == [('/clock', T0_NS + 100, first)] + order

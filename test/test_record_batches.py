@@ -21,7 +21,7 @@ def setting():
     config = load_config(rig='polaris')
     ins = InsModel.from_config(config, np.array([0.1, -0.2, 0.9]))
     batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
-                             ins._pose_variance, ins._position_variance)
+                             ins.pose_variance, ins.position_variance)
     rng = np.random.default_rng(11)
     results = rng.normal(size=(40, RESULT_SIZE)) * rng.choice([1e-3, 1.0, 1e6], (40, RESULT_SIZE))
     t_ns = np.sort(rng.integers(0, 4_000_000_000_000, 40))
@@ -32,7 +32,7 @@ def setting():
 def test_ins_topics_equal_the_row_builders(setting, frame):
     config, ins, batches, results, t_ns = setting
     var = msg.ins_variances(config)
-    got = {
+    got = {name: encoded.messages() for name, encoded in {
         'odom': batches.utm_odometry(results, t_ns, 'utm', frame),
         'tf': batches.odometry_tf(results, t_ns, 'utm', frame),
         'fix': batches.ins_fix(results, t_ns, frame),
@@ -40,7 +40,8 @@ def test_ins_topics_equal_the_row_builders(setting, frame):
         'oxts': batches.ins_imu(results, t_ns, frame, oxts_axes=True),
         'velocity': batches.ins_velocity(results, t_ns, frame),
         'truth': batches.ground_truth_odometry(results, t_ns, 'utm', frame),
-    }
+    }.items()}
+    assert all(len(messages) == len(t_ns) for messages in got.values())
     for i, (o, stamp) in enumerate(zip(results, t_ns.tolist())):
         row = ins._row(o.tolist())
         odom = msg.utm_odometry(row, stamp, frame_id='utm', child_frame_id=frame,
@@ -67,8 +68,8 @@ def test_clock_and_imu_raw_equal_the_row_builders(setting):
     config, _ins, batches, _results, t_ns = setting
     rng = np.random.default_rng(3)
     values = np.round(rng.normal(size=(len(t_ns), 6)), 6)
-    clocks = batches.clock(t_ns)
-    raw = batches.imu_raw(values, t_ns, 'agent1/imu_link')
+    clocks = batches.clock(t_ns).messages()
+    raw = batches.imu_raw(values, t_ns, 'agent1/imu_link').messages()
     var = msg.imu_variances(config)
     for i, stamp in enumerate(t_ns.tolist()):
         assert clocks[i] == _serialised(msg.clock(stamp), 'rosgraph_msgs/msg/Clock')
@@ -81,6 +82,6 @@ def test_clock_and_imu_raw_equal_the_row_builders(setting):
 def test_empty_blocks(setting):
     _config, _ins, batches, results, _t_ns = setting
     none = np.zeros(0, dtype=np.int64)
-    assert batches.clock(none) == []
-    assert batches.ins_imu(results[:0], none, 'x', oxts_axes=True) == []
-    assert batches.imu_raw(np.zeros((0, 6)), none, 'x') == []
+    for encoded in (batches.clock(none), batches.ins_imu(results[:0], none, 'x', oxts_axes=True),
+                    batches.imu_raw(np.zeros((0, 6)), none, 'x')):
+        assert encoded.messages() == [] and len(encoded.lengths()) == 0 and encoded.size > 0

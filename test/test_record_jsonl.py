@@ -33,7 +33,7 @@ def test_one_object_per_line_and_round_trip(tmp_path):
             w.write(r)
     back = _lines(path)
     assert back == rows
-    # Floats are Python's repr: the shortest text that reads back exactly.
+    # Floats are the shortest text that reads back exactly.
     first = path.read_text().splitlines()[0]
     assert '0.30000000000000004' in first
     assert f'{1 / 120!r}' in path.read_text().splitlines()[1]

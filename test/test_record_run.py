@@ -105,7 +105,8 @@ def test_agents_get_their_own_files_topics_and_noise(tmp_path_factory):
     assert '/oxts/velocity' not in topics                 # the Maxxum has none
 
 
-def test_sigint_mid_run_leaves_valid_files(tmp_path):
+@pytest.mark.parametrize('sig, code', [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_run_leaves_valid_files(tmp_path, sig, code):
     out = tmp_path / 'cut'
     exe = Path(sys.executable).with_name('acres-sim')
     process = subprocess.Popen([str(exe), 'record', '--duration', '600', '--out', str(out),
@@ -115,9 +116,9 @@ def test_sigint_mid_run_leaves_valid_files(tmp_path):
     while not (out / 'ins.jsonl').exists() or (out / 'ins.jsonl').stat().st_size < 200_000:
         assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
         time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     assert 'Traceback' not in stderr and 'cut short' in stdout
     for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl'):
         text = (out / name).read_text()
@@ -125,6 +126,12 @@ def test_sigint_mid_run_leaves_valid_files(tmp_path):
         [json.loads(line) for line in text.splitlines()]
     episode = json.loads((out / 'episode.json').read_text())
     assert episode['cut_short'] is True and 0 < episode['simulated_s'] < 600
+    assert episode['stop_signal'] == sig.name
+    # nothing sampled is lost: the rows still in the delay line end the files,
+    # never delivered (delivery time null), and every INS epoch has its truth row
+    ins, truth = rows(out / 'ins.jsonl'), rows(out / 'truth.jsonl')
+    assert len(ins) == len(truth) and ins[-1]['delivery_time_s'] is None
+    assert ins[-1]['sample_time_s'] == truth[-1]['time_s'] <= episode['simulated_s']
     with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
         assert sum(1 for _ in reader.messages()) > 0
     assert os.path.getsize(out / 'report.png') > 0

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from acres_sim.core.schedule import DELAY_TOLERANCE_S, DelayLine, Due, Release
+from acres_sim.core.schedule import DELAY_TOLERANCE_S, DelayLine, Due, Release, delivery_step
 
 PHYSICS_HZ = 120
 ONE_HOUR = PHYSICS_HZ * 3600
@@ -238,3 +238,18 @@ def test_due_and_delay_compose_as_in_exact_arithmetic(rate_hz, delay):
         expected = math.ceil(k_sample + d * PHYSICS_HZ)
         assert k_delivery == expected
     assert len(delivered) + line.pending() == due.count
+
+
+@pytest.mark.parametrize('delay_s', [0.0, 1e-10, 0.05, 1 / 120, 0.1, 0.123456, 2.5])
+def test_delivery_step_equals_a_delay_line_drained_every_step(delay_s):
+    line = DelayLine(delay_s)
+    delivered = {}
+    for k in range(2000):
+        t = k / 120
+        if k % 7 in (0, 3):
+            line.push(t, k)
+        for release in line.drain(t):
+            delivered[release.item] = k
+    assert delivered
+    for k_sample, k in delivered.items():
+        assert delivery_step(k_sample, delay_s, 120) == k

@@ -167,13 +167,17 @@ class RigSimulation:
         self._period = np.array([1.0 / rates[name] for name in ('imu', 'ins', 'gnss', 'truth')])
         self._due = np.zeros((n, 4))
         self._com = fleet.com
-        self._imu_last = np.array([[-1 if imu is None or imu._last_step is None
-                                    else imu._last_step] for imu in self.imus], dtype=np.int64)
-        self._ins_clock = np.array([[-1.0, 1.0] if ins is None or ins._last_t is None
-                                    else [ins._last_t, float(ins._restart)]
+        self._imu_last = np.array([[-1 if imu is None or imu.last_step is None
+                                    else imu.last_step] for imu in self.imus], dtype=np.int64)
+        self._ins_clock = np.array([[-1.0, 1.0] if ins is None or ins.clock[0] is None
+                                    else [ins.clock[0], float(ins.clock[1])]
                                     for ins in self.inses]).reshape(n, 2)
         self._ins_g = np.zeros(VALUES_PER_EPOCH)
-        # the INS kernel's site arguments when no INS is on (never used then)
+        # the kernel's arguments of a sensor that is off (never read then)
+        self._no_imu = (False, np.zeros(3), np.zeros(16), np.zeros(6), np.zeros(2),
+                        np.zeros(2, dtype=np.uint64))
+        self._no_ins = (False, np.zeros(3), np.zeros(9), np.zeros(8),
+                        np.zeros(2, dtype=np.uint64))
         self._no_site = (site.params, FRAMES['nad83_2011'], central_meridian_rad(16))
 
     def advance(self, n):
@@ -187,13 +191,12 @@ class RigSimulation:
             out = {name: (np.zeros(size, dtype=np.int64), np.zeros((size, width)))
                    for name, width in (('imu', 6), ('ins', RESULT_SIZE),
                                        ('truth', TRUTH_SIZE), ('gnss', 3))}
-            imu_args = ((True, imu._lever, imu._memory, imu._bias,
-                         np.array([imu._sigma_a, imu._sigma_g]), imu.rng.state)
-                        if imu is not None else self._no_imu())
-            ins_args = ((True, ins._lever, ins._memory, ins._sigma, ins.rng.state)
-                        if ins is not None else self._no_ins())
-            site_args = ((ins.site.params, ins._frame_code, ins._lam_c) if ins is not None
-                         else self._no_site)
+            imu_args = (True, *imu.kernel_arrays()) if imu is not None else self._no_imu
+            if ins is not None:
+                *ins_arrays, site_params, frame, lam_c = ins.kernel_arrays()
+                ins_args, site_args = (True, *ins_arrays), (site_params, frame, lam_c)
+            else:
+                ins_args, site_args = self._no_ins, self._no_site
             counts = run_vehicle_block(
                 k0, k1, self.steps, self.fleet.states[i], self.fleet.params[i], self._com[i],
                 *follower.arrays, follower.state,
@@ -208,23 +211,16 @@ class RigSimulation:
                        else np.zeros((0, 0)))
             blocks.append(Block(imu_k, imu_v, ins_k, ins_v, truth_k, truth_v, gnss_k, gnss_v,
                                 records))
-        self._sync_models(k0, k1)
+        self._sync_models(k1)
         self.step = k1
         return blocks
 
-    def _sync_models(self, k0, k1):
+    def _sync_models(self, k1):
         """Keep the model objects' Python-side bookkeeping in step with the kernel."""
         self.fleet.step_index = min(k1, self.steps)
         for i, ins in enumerate(self.inses):
             if ins is not None and self._ins_clock[i, 0] >= 0.0:
-                ins._last_t, ins._restart = float(self._ins_clock[i, 0]), False
+                ins.clock = float(self._ins_clock[i, 0]), bool(self._ins_clock[i, 1])
         for i, imu in enumerate(self.imus):
             if imu is not None and self._imu_last[i, 0] >= 0:
-                imu._last_step = int(self._imu_last[i, 0])
-
-    def _no_imu(self):
-        return False, np.zeros(3), np.zeros(16), np.zeros(6), np.zeros(2), \
-            np.zeros(2, dtype=np.uint64)
-
-    def _no_ins(self):
-        return False, np.zeros(3), np.zeros(9), np.zeros(8), np.zeros(2, dtype=np.uint64)
+                imu.last_step = int(self._imu_last[i, 0])

@@ -175,6 +175,22 @@ class ImuModel:
         b = self._bias.tolist()
         return ImuBiases(tuple(b[:3]), tuple(b[3:]))
 
+    def kernel_arrays(self):
+        """(lever arm, memory, biases, (sigma_a, sigma_g), stream state): the
+        model's own arrays, for batch kernels that advance it in place
+        (:mod:`acres_sim.core.block`)."""
+        return (self._lever, self._memory, self._bias,
+                np.array([self._sigma_a, self._sigma_g]), self.rng.state)
+
+    @property
+    def last_step(self):
+        """The physics step of the last :meth:`physics_step` (None before one)."""
+        return self._last_step
+
+    @last_step.setter
+    def last_step(self, step):
+        self._last_step = step
+
     @property
     def ready(self) -> bool:
         """Whether two differences exist, so that :meth:`sample` gives a row."""

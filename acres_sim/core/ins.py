@@ -283,6 +283,32 @@ class InsModel:
         self._restart = True
 
     @property
+    def position_variance(self) -> list:
+        """The fix's variances (east, north, up) [m^2] (the row's position_covariance)."""
+        return list(self._position_variance)
+
+    @property
+    def pose_variance(self) -> list:
+        """The odometry's pose variances (x, y, z [m^2], roll, pitch, yaw [rad^2])."""
+        return list(self._pose_variance)
+
+    def kernel_arrays(self):
+        """(lever arm, memory, sigmas, stream state, site parameters, frame code,
+        central meridian): the model's own arrays and constants, for batch
+        kernels that advance it in place (:mod:`acres_sim.core.block`)."""
+        return (self._lever, self._memory, self._sigma, self.rng.state, self.site.params,
+                self._frame_code, self._lam_c)
+
+    @property
+    def clock(self):
+        """(time of the last epoch or None, whether the next one reports gravity only)."""
+        return self._last_t, self._restart
+
+    @clock.setter
+    def clock(self, value):
+        self._last_t, self._restart = value
+
+    @property
     def states(self) -> np.ndarray:
         """A copy of the six unit Gauss-Markov states x1..x6."""
         return self._memory[X:X + 6].copy()

@@ -44,7 +44,7 @@ from collections import deque
 import math
 from typing import Any, NamedTuple, Optional
 
-__all__ = ['DUE_TOLERANCE_S', 'DELAY_TOLERANCE_S', 'Due', 'Release', 'DelayLine']
+__all__ = ['DUE_TOLERANCE_S', 'DELAY_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step']
 
 DUE_TOLERANCE_S = 1e-8    # spec: Frames and Sample Times (Due)
 DELAY_TOLERANCE_S = 1e-9  # our choice for Drain, see the module docstring
@@ -146,3 +146,15 @@ class DelayLine:
     def reset(self) -> None:
         """Drop every waiting entry."""
         self._queue.clear()
+
+
+def delivery_step(k_sample: int, delay_s: float, hz: int) -> int:
+    """The step at which a sample taken at step ``k_sample`` (time k / hz) leaves
+    a :class:`DelayLine` of ``delay_s`` that is drained at every step: the first
+    step k >= k_sample with ``k / hz + DELAY_TOLERANCE_S >= k_sample / hz + delay_s``
+    (the same floats as :meth:`DelayLine.push` and :meth:`DelayLine.drain`)."""
+    t_available = k_sample / hz + delay_s
+    k = max(k_sample, math.floor((t_available - DELAY_TOLERANCE_S) * hz) - 1)
+    while k / hz + DELAY_TOLERANCE_S < t_available:
+        k += 1
+    return k

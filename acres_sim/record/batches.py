@@ -3,7 +3,8 @@ the INS topics (UTM odometry, its TF, fix, IMU, velocity, ground truth) and the
 IMU's ``imu/data_raw``, CDR-encoded column by column with
 :class:`acres_sim.record.cdr_batch.FixedLayout`.
 
-Each function gives, byte for byte, what the row builders of
+Each method gives (as :class:`Encoded`: the messages' bytes joined), byte
+for byte, what the row builders of
 :mod:`acres_sim.record.messages` give once serialised by ``rosbags``
 (test_record_batches checks it): the same fields from the same values, the
 same constant covariances, the same frames.  Input arrays are the kernels'
@@ -14,6 +15,7 @@ of varying length) keep the row builders.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,9 +24,28 @@ from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_T
 from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
 
-__all__ = ['MessageBatches']
+__all__ = ['Encoded', 'MessageBatches']
 
 _column = FixedLayout.column
+
+
+class Encoded(NamedTuple):
+    """Messages of one layout, encoded: their bytes joined, ``size`` each."""
+
+    payload: bytes
+    size: int
+
+    def __len__(self):
+        return len(self.payload) // self.size
+
+    def messages(self) -> list:
+        """One ``bytes`` per message."""
+        n, size = len(self), self.size
+        return [self.payload[i * size:(i + 1) * size] for i in range(n)]
+
+    def lengths(self) -> np.ndarray:
+        """The size of each message (for BagWriter.write_block)."""
+        return np.full(len(self), self.size, dtype=np.int64)
 _RAD_TO_DEG = 180.0 / math.pi     # math.degrees' factor
 
 
@@ -41,6 +62,17 @@ def _vector(arr, path, values, names='xyz'):
 
 def _quaternion(arr, path, values):
     _vector(arr, path, values, 'xyzw')
+
+
+def _quat_mul_columns(a, b):
+    """Row by row a (x) b for (n, 4) xyzw quaternions ``a`` and one ``b``: the
+    operations of messages._quat_mul, column-wise (so the same doubles)."""
+    ax, ay, az, aw = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+    bx, by, bz, bw = (float(c) for c in b)
+    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz], axis=1)
 
 
 class MessageBatches:
@@ -73,7 +105,7 @@ class MessageBatches:
         layout = self._layout('rosgraph_msgs/msg/Clock')
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'clock.', t_ns)
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     # -- the INS topics
     def utm_odometry(self, results, t_ns, frame_id, child_frame_id):
@@ -88,7 +120,7 @@ class MessageBatches:
         _vector(arr, 'twist.twist.linear', results[:, V_INS:V_INS + 3])
         _vector(arr, 'twist.twist.angular', results[:, W_INS:W_INS + 3])
         _column(arr, 'twist.covariance')[:] = self.twist_cov
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     def odometry_tf(self, results, t_ns, frame_id, child_frame_id):
         """/tf with the one transform of the UTM odometry (messages.transform_from_odometry)."""
@@ -99,7 +131,7 @@ class MessageBatches:
         _stamps(arr, 'transforms.0.header.stamp.', t_ns)
         _vector(arr, 'transforms.0.transform.translation', results[:, UTM:UTM + 3])
         _quaternion(arr, 'transforms.0.transform.rotation', results[:, Q_UTM:Q_UTM + 4])
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     def ins_fix(self, results, t_ns, frame_id):
         """oxts/fix (messages.ins_fix of the row's fix)."""
@@ -113,7 +145,7 @@ class MessageBatches:
         arr['altitude'] = results[:, LLH + 2]
         arr['position_covariance'] = self.fix_cov
         arr['position_covariance_type'] = msg.NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     def ins_imu(self, results, t_ns, frame_id, *, oxts_axes):
         """oxts/imu or imu/data (messages.ins_imu; the OxTS axes for the Polaris)."""
@@ -126,7 +158,7 @@ class MessageBatches:
         v = self.ins_var
         o_var, g_var, a_var = v['orientation_var'], v['gyro_var'], v['accel_var']
         if oxts_axes:
-            q = np.stack([msg.oxts_from_flu_quaternion(row) for row in q]) if len(q) else q
+            q = _quat_mul_columns(q, msg.OXTS_MOUNT_XYZW)
             w = np.stack([w[:, 1], w[:, 0], -w[:, 2]], axis=1)
             f = np.stack([f[:, 1], f[:, 0], -f[:, 2]], axis=1)
             o_var, g_var, a_var = (msg._oxts_var(x) for x in (o_var, g_var, a_var))
@@ -136,7 +168,7 @@ class MessageBatches:
         arr['angular_velocity_covariance'] = msg._diag3(g_var)
         _vector(arr, 'linear_acceleration', f)
         arr['linear_acceleration_covariance'] = msg._diag3(a_var)
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     def ins_velocity(self, results, t_ns, frame_id):
         """oxts/velocity (messages.ins_velocity: the angular rate in deg/s)."""
@@ -145,7 +177,7 @@ class MessageBatches:
         _stamps(arr, 'header.stamp.', t_ns)
         _vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
         _vector(arr, 'twist.angular', results[:, W_INS:W_INS + 3] * _RAD_TO_DEG)
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     def ground_truth_odometry(self, results, t_ns, frame_id, child_frame_id):
         """sim/ground_truth/odom (messages.ground_truth_odometry: zero covariances)."""
@@ -157,7 +189,7 @@ class MessageBatches:
         _quaternion(arr, 'pose.pose.orientation', results[:, Q_UTM_TRUE:Q_UTM_TRUE + 4])
         _vector(arr, 'twist.twist.linear', results[:, V_N_FLU:V_N_FLU + 3])
         _vector(arr, 'twist.twist.angular', results[:, W_FLU:W_FLU + 3])
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     # -- the IMU
     def imu_raw(self, values, t_ns, frame_id):
@@ -172,5 +204,5 @@ class MessageBatches:
         arr['angular_velocity_covariance'] = msg._diag3(self.imu_var['gyro_var'])
         _vector(arr, 'linear_acceleration', values[:, 0:3])
         arr['linear_acceleration_covariance'] = msg._diag3(self.imu_var['accel_var'])
-        return layout.encode(arr)
+        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 

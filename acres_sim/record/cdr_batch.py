@@ -189,6 +189,15 @@ class FixedLayout:
         :attr:`dtype` (a copy or a fancy-indexed selection of an
         :meth:`empty` array does not keep them: numpy copies fields only).
         Another dtype is a ValueError."""
+        raw = self._raw(arr)
+        return raw.view(np.dtype((np.void, self.dtype.itemsize))).ravel().tolist()
+
+    def encode_joined(self, arr: np.ndarray) -> bytes:
+        """The messages of :meth:`encode` joined into one ``bytes`` (message i at
+        ``i * dtype.itemsize``), without a Python object per message."""
+        return self._raw(arr).tobytes()
+
+    def _raw(self, arr):
         if arr.dtype != self.dtype or arr.ndim != 1:
             raise ValueError(f'{self.msgtype}: encode needs a 1-d array of dtype layout.dtype, '
                              f'not {arr.ndim}-d of itemsize {arr.dtype.itemsize} (np.concatenate '
@@ -198,7 +207,7 @@ class FixedLayout:
         template = np.frombuffer(self.template, dtype=np.uint8)
         for start, stop in self._constant_runs:
             raw[:, start:stop] = template[start:stop]
-        return raw.view(np.dtype((np.void, size))).ravel().tolist()
+        return raw
 
     @staticmethod
     def column(arr: np.ndarray, path: str) -> np.ndarray:

@@ -1,10 +1,13 @@
 """JSON Lines writer for the recorder's rows (``gnss.jsonl``, ``imu.jsonl``,
 ``ins.jsonl``): one JSON object per line, and never a partial line.
 
-* Each row is serialised to a complete line first (``json.dumps`` with
-  ``allow_nan=False``: a NaN or an infinity is an error -- rows say ``null``).
-  Floats are written as Python's ``repr`` (the shortest text that reads back
-  to the same double); numpy scalars and arrays are accepted and converted.
+* Each row is serialised to a complete line first, with ``orjson`` (about ten
+  times faster than ``json``; the recorder writes some 300 rows per simulated
+  second).  A NaN or an infinity is an error -- rows say ``null``.  Floats are
+  written as the shortest text that reads back to the same double (``orjson``'s
+  form: ``1e-05`` prints as ``0.00001``); numpy scalars and arrays are accepted
+  and converted; the text is ASCII (a row with other characters goes through
+  ``json`` with its escapes, as every row does where orjson is not installed).
 * Complete lines are kept in memory and written to the file with one
   unbuffered write every ``flush_every`` lines, on :meth:`JsonlWriter.flush`
   and on :meth:`JsonlWriter.close`.  The file therefore only ever grows by
@@ -17,6 +20,7 @@ The same hold is used by :mod:`acres_sim.record.bag` around each message.
 """
 
 import json
+import math
 from pathlib import Path
 import signal
 import threading
@@ -24,7 +28,12 @@ import warnings
 
 import numpy as np
 
-__all__ = ['JsonlWriter', 'dumps_row', 'interrupts_held']
+try:                       # the fast encoder (requirements/python.txt); json without it
+    import orjson
+except ImportError:        # pragma: no cover - a distro without python3-orjson
+    orjson = None
+
+__all__ = ['JsonlWriter', 'dumps_line', 'dumps_row', 'interrupts_held']
 
 
 # ----------------------------------------------------------------------------
@@ -96,10 +105,36 @@ def _json_default(obj):
     raise TypeError(f'{type(obj).__name__} is not JSON serialisable')
 
 
+def _has_non_finite(value) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_non_finite(v) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in 'fc':
+        return not bool(np.all(np.isfinite(value)))
+    return False
+
+
+def dumps_line(row) -> bytes:
+    """One row as one line of JSON (bytes, without the newline).  Compact
+    separators, keys in the row's order, ASCII only; NaN and infinities raise
+    ValueError."""
+    if orjson is not None:
+        line = orjson.dumps(row, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
+        # orjson writes a non-finite float as null: look closer only then
+        if b'null' in line and _has_non_finite(row):
+            raise ValueError(f'a row holds NaN or an infinity (write null): {row!r:.200}')
+    if orjson is None or not line.isascii():
+        line = json.dumps(row, allow_nan=False, separators=(',', ':'),
+                          default=_json_default).encode('ascii')
+    return line
+
+
 def dumps_row(row) -> str:
-    """One row as one line of JSON, without the newline.  Compact separators,
-    keys in the row's order, ASCII only; NaN and infinities raise ValueError."""
-    return json.dumps(row, allow_nan=False, separators=(',', ':'), default=_json_default)
+    """:func:`dumps_line` as text."""
+    return dumps_line(row).decode('ascii')
 
 
 # ----------------------------------------------------------------------------
@@ -148,7 +183,7 @@ class JsonlWriter:
         (NaN, an unknown type) raises and leaves the file as it was."""
         if self._file is None:
             raise ValueError(f'{self.path}: write to a closed JsonlWriter')
-        line = (dumps_row(row) + '\n').encode('ascii')
+        line = dumps_line(row) + b'\n'
         self._pending.append(line)     # one atomic list append
         self.lines_written += 1
         if len(self._pending) >= self.flush_every:

@@ -1,17 +1,24 @@
 """The headless recorder: physics, INS, IMU and GNSS in one process, no
 middleware, writing the spec's rows, a rosbag2 of the rig's topics and a report.
 
-One loop at 120 Hz (t = k / 120 from the integer step k).  At each step, for
-each vehicle: the truth of the step; the IMU's physics step; every sensor whose
-Due time has come samples (spec: Frames and Sample Times) and its row enters
-the delay line; every row that has aged is written with sample, available and
-delivery times; then the commands (route follower) and the physics step.  The
-INS topics go into the bag at the sample time, as the sensor stream sends them
-without latency; the GNSS receiver and IMU topics at delivery, stamped with the
-sample time, as their nodes publish them.
+The models run at 120 Hz (t = k / 120 from the integer step k) in the block
+kernel of :mod:`acres_sim.core.block`, one second of simulated time per call;
+this module turns each block's arrays into files.  Per sensor sample: the row
+is delivered at the first step whose time reaches t_sample + delay_s (the
+spec's Emit/Drain, :func:`acres_sim.core.schedule.delivery_step`) and written
+then with its sample, available and delivery times.  The INS topics go into
+the bag at the sample time, as the sensor stream sends them without latency;
+the GNSS receiver and IMU topics at delivery, stamped with the sample time, as
+their nodes publish them.  Within a block the bag gets its messages in time
+order (at one time: /clock, then each agent's INS topics, then its
+deliveries), the high-rate ones encoded a block at a time
+(:mod:`acres_sim.record.batches`); rosbags writes them in a child process
+(``BagWriter(background=True)``), on the other core.
 """
 
+from collections import deque
 from dataclasses import dataclass, field
+import gc
 import json
 import math
 from pathlib import Path
@@ -26,18 +33,19 @@ import numpy as np
 from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.frames import (chassis_in_base_footprint, lever_arm_from_chassis,
-                                   point_at_lever_arm)
+from acres_sim.core.block import T_P, T_Q, T_V, T_W, RigSimulation
+from acres_sim.core.frames import chassis_in_base_footprint, lever_arm_from_chassis
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.quaternion import q_z, quat_from_matrix
+from acres_sim.core.quaternion import q_z
 from acres_sim.core.routes import RouteFollower, load_route
-from acres_sim.core.schedule import DelayLine, Due
+from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
+from acres_sim.record.batches import MessageBatches
 from acres_sim.record.bag import BagWriter
 from acres_sim.record.jsonl import JsonlWriter
 from acres_sim.record.report import format_summary, summary_table, write_report
@@ -58,6 +66,7 @@ ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
 # its own frame, rotated from FLU by the spec's (1/sqrt 2, 1/sqrt 2, 0, 0).
 OXTS_IMU_FRAME, OXTS_IMU_ROTATION = 'oxts_imu_link', (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
 REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
+BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
 
 
 class _Thinned:
@@ -91,7 +100,7 @@ class RecordRequest:
 
 @dataclass
 class _Agent:
-    """One vehicle: its models, schedules, delay lines, files and report rows."""
+    """One vehicle: its models, files, rows waiting for delivery and report rows."""
 
     index: int
     prefix: str                    # '' or 'agent<k>/' for frames and topics
@@ -99,14 +108,12 @@ class _Agent:
     imu: object
     ins: object
     gnss: object
-    antenna_arm: np.ndarray
-    dues: dict
-    lines: dict
     files: dict
+    # rows waiting for delivery, per sensor: (delivery step, sample step, row, extra)
+    waiting: dict = field(default_factory=lambda: {name: deque() for name in
+                                                   ('gnss', 'imu', 'ins')})
     report: dict = field(default_factory=lambda: {name: _Thinned() for name in
                                                   ('gnss', 'ins', 'imu', 'truth')})
-    antenna_truth: dict = field(default_factory=dict)
-    truth_due: object = None
 
 
 class _Recording:
@@ -126,11 +133,24 @@ class _Recording:
         n = request.agents
         self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
         self.agents = [self._agent(k, n) for k in range(n)]
-        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False)  # run() stops gracefully
+        rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
+        rates['truth'] = config['ins.hz']   # truth.jsonl at the INS rate, INS on or off
+        self.sim = RigSimulation(self.fleet, [a.follower for a in self.agents],
+                                 [a.imu for a in self.agents], [a.ins for a in self.agents],
+                                 [a.gnss for a in self.agents], self._arm('gnss.antenna_flu_m'),
+                                 rates, self.steps, self.site)
+        self.delay_s = config['delay_s']
+        # run() stops gracefully between blocks: no signal hold per message
+        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True)
         self._add_topics()
         self.imu_var = msg.imu_variances(config)
         self.ins_var = msg.ins_variances(config)
+        ins = next((a.ins for a in self.agents if a.ins is not None), None)
+        self.batches = MessageBatches(self.imu_var, self.ins_var,
+                                      ins.pose_variance if ins else [0.0] * 6,
+                                      ins.position_variance if ins else [0.0] * 3)
         self.cut_short = False
+        self.stop_signal = None        # 'SIGINT' or 'SIGTERM' when one cut the run short
 
     # -- set-up ---------------------------------------------------------------
 
@@ -155,8 +175,6 @@ class _Recording:
         folder = self.out if n == 1 else self.out / f'agent_{k}'
         folder.mkdir(parents=True, exist_ok=True)
         c = self.config
-        delay = c['delay_s']
-        dues, lines, files = {}, {}, {}
         index = c['agent.index'] + k   # agent k of this run; the config may shift them all
         models = {
             'gnss': GnssReceiver.from_config(c, scene=self.scene, site=self.site,
@@ -166,17 +184,11 @@ class _Recording:
             'ins': InsModel.from_config(c, self._arm('ins.position_flu_m'), agent_index=index,
                                         site=self.site) if c['ins.enabled'] else None,
         }
-        for name, model in models.items():
-            if model is not None:
-                dues[name] = Due(c[f'{name}.hz'])
-                lines[name] = DelayLine(delay)
-                files[name] = JsonlWriter(folder / f'{name}.jsonl')
+        files = {name: JsonlWriter(folder / f'{name}.jsonl')
+                 for name, model in models.items() if model is not None}
         files['truth'] = JsonlWriter(folder / 'truth.jsonl')
-        agent = _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
-                       models['imu'], models['ins'], models['gnss'],
-                       self._arm('gnss.antenna_flu_m'), dues, lines, files)
-        agent.truth_due = Due(c['ins.hz'])   # truth.jsonl at the INS rate, INS on or off
-        return agent
+        return _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
+                      models['imu'], models['ins'], models['gnss'], files)
 
     def _topic(self, agent, name):
         return f'/{agent.prefix}{name}'
@@ -213,7 +225,7 @@ class _Recording:
         for agent in self.agents:
             base = f'{agent.prefix}base_footprint'
             ins_arm = self._arm('ins.position_flu_m')
-            mounts = [(ANTENNA_FRAME, agent.antenna_arm, identity),
+            mounts = [(ANTENNA_FRAME, self._arm('gnss.antenna_flu_m'), identity),
                       (IMU_FRAME, self._arm('imu.position_flu_m'), identity),
                       (INS_FRAME, ins_arm, identity),
                       (self.topics['fix_frame'], ins_arm, identity)]
@@ -234,37 +246,36 @@ class _Recording:
 
     def _request_stop(self, signum, frame):
         self.stop_requested = True
+        self.stop_signal = signal.Signals(signum).name
 
     def run(self):
-        """The loop; Ctrl-C or SIGTERM ends it after the current step, files whole."""
+        """The loop; Ctrl-C or SIGTERM ends it after the current block, files whole."""
         started = time.monotonic()
         shown = started
-        n = len(self.agents)
-        commands = np.zeros((n, 2))
         self.stop_requested = False
         on_main_thread = threading.current_thread() is threading.main_thread()
         previous = {sig: signal.signal(sig, self._request_stop)
                     for sig in (signal.SIGINT, signal.SIGTERM)} if on_main_thread else {}
+        # The rows and messages hold no reference cycles, so reference counting
+        # frees them; the cyclic collector would only rescan the long-lived
+        # report series again and again (a quarter of the run's time).
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             self._static_tf()
-            for k in range(self.steps + 1):
+            while self.sim.step <= self.steps:
                 if self.stop_requested:
                     self.cut_short = True
                     break
-                t = k / PHYSICS_HZ
-                t_ns = msg.ns_from_seconds(t)
-                self.bag.write('/clock', t_ns, msg.clock(t_ns))
-                for i, agent in enumerate(self.agents):
-                    truth = self.fleet.truth(i)
-                    self._sample(agent, t, truth)
-                    self._deliver(agent, t)
-                    commands[i] = agent.follower.command(truth)
-                if k < self.steps:
-                    self.fleet.step(commands)
+                k0 = self.sim.step
+                blocks = self.sim.advance(BLOCK_STEPS)
+                self._write_block(k0, self.sim.step, blocks)
                 if self.request.progress and time.monotonic() - shown > 0.5:
                     shown = time.monotonic()
-                    self._progress(t, shown - started)
+                    self._progress((self.sim.step - 1) / PHYSICS_HZ, shown - started)
         finally:
+            if collecting:
+                gc.enable()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if self.request.progress:
@@ -280,92 +291,130 @@ class _Recording:
                          f'({t / max(wall, 1e-9):5.1f}x real time)')
         sys.stderr.flush()
 
-    def _sample(self, agent, t, truth):
-        if truth.reset and agent.ins is not None:
-            agent.ins.restart_differences()   # the next epoch reports gravity only
-        if agent.imu is not None:
-            agent.imu.physics_step(truth)
-            if agent.dues['imu'].due(t):
-                row = agent.imu.sample(t)
-                if row is not None:
-                    agent.lines['imu'].push(t, row)
-        ins_row = None
-        if agent.ins is not None and agent.dues['ins'].due(t):
-            ins_row = agent.ins.epoch(t, truth)
-            agent.lines['ins'].push(t, ins_row)
-            self._write_ins_topics(agent, t, ins_row)
-        if agent.truth_due.due(t):
-            self._write_truth(agent, t, truth, ins_row)
-        if agent.gnss is not None and agent.dues['gnss'].due(t):
-            antenna = point_at_lever_arm(truth.p, truth.R, agent.antenna_arm)
-            agent.antenna_truth[t] = antenna
-            agent.lines['gnss'].push(t, agent.gnss.epoch(t, antenna))
+    # -- one block of results -> files ------------------------------------------
 
-    def _deliver(self, agent, t):
-        for name, line in agent.lines.items():
-            for release in line.drain(t):
-                self._write_row(agent, name, release)
+    def _write_block(self, k0, k1, blocks):
+        """Rows and messages of steps k0 .. k1-1; the bag gets them in time order
+        (at one time: /clock, then per agent its INS topics, then its deliveries)."""
+        clock_ns = _ns(np.arange(k0, k1))
+        entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
+        for agent, block in zip(self.agents, blocks):
+            self._sample(agent, block, entries)
+            self._deliver(agent, k1, entries)
+        self.bag.write_block(entries)
 
-    def _write_row(self, agent, name, release):
-        row = _timed_row(release)
-        agent.files[name].write(row)
-        stamp = msg.ns_from_seconds(release.sample_time)
-        when = msg.ns_from_seconds(release.delivery_time if release.delivery_time is not None
-                                   else release.available_time)
-        if name == 'gnss':
-            self._write_gnss_topics(agent, row, stamp, when)
-            antenna = agent.antenna_truth.pop(release.sample_time)
-            agent.report['gnss'].append((_trim(row, 'gnss'), antenna))
-        elif name == 'imu':
-            self.bag.write(self._topic(agent, 'imu/data_raw'), when, msg.imu_from_imu_row(
-                row, stamp, agent.prefix + IMU_FRAME, **self.imu_var))
-            agent.report['imu'].append(row)
-        else:
-            agent.report['ins'].append(_trim(row, 'ins'))
+    def _sample(self, agent, b, entries):
+        """The block's samples: INS topics and truth rows now, rows to the delay line."""
+        ins_rows = {}
+        if agent.ins is not None and len(b.ins_k):
+            rows = [agent.ins._row(o) for o in b.ins.tolist()]
+            ins_rows = dict(zip(b.ins_k.tolist(), rows))
+            self._ins_topics(agent, b, entries)
+            self._wait(agent, 'ins', b.ins_k, rows)
+        for k, truth in zip(b.truth_k.tolist(), b.truth.tolist()):
+            self._write_truth(agent, k, truth, ins_rows.get(k))
+        if agent.imu is not None and len(b.imu_k):
+            values = [[round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]]
+                      for v in b.imu.tolist()]
+            raw = self.batches.imu_raw(np.array(values).reshape(-1, 6), _ns(b.imu_k),
+                                       agent.prefix + IMU_FRAME)
+            rows = [{'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
+                    for v in values]
+            self._wait(agent, 'imu', b.imu_k, rows, raw.messages())
+        if agent.gnss is not None and len(b.gnss_k):
+            antennas = b.gnss_antenna.tolist()
+            rows = [agent.gnss.row(k / PHYSICS_HZ, antenna, record) for k, antenna, record
+                    in zip(b.gnss_k.tolist(), antennas, b.gnss)]
+            self._wait(agent, 'gnss', b.gnss_k, rows, antennas)
 
-    def _write_gnss_topics(self, agent, row, stamp, when):
-        self.bag.write(self._topic(agent, 'gnss_receiver/fix'), when,
-                       msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME))
+    def _wait(self, agent, name, steps, rows, extras=None):
+        """Rows sampled at ``steps`` enter the sensor's delay line."""
+        line = agent.waiting[name]
+        extras = extras if extras is not None else [None] * len(rows)
+        for k, row, extra in zip(steps.tolist(), rows, extras):
+            line.append((delivery_step(k, self.delay_s, PHYSICS_HZ), k, row, extra))
+
+    def _deliver(self, agent, k_end, entries):
+        """Every waiting row delivered before step ``k_end``: its file row and topics."""
+        gnss_topics = {name: ([], []) for name in ('gnss_receiver/fix', 'gnss_receiver/nmea',
+                                                   '/diagnostics')}
+        imu_raw = ([], [])
+        for name in ('gnss', 'imu', 'ins'):
+            line, file, report = agent.waiting[name], agent.files.get(name), agent.report[name]
+            while line and line[0][0] < k_end:
+                k_delivery, k, row, extra = line.popleft()
+                timed = self._timed(row, k, k_delivery / PHYSICS_HZ)
+                file.write(timed)
+                when = ns_of_step(k_delivery)
+                if name == 'gnss':
+                    for topic, data in self._gnss_messages(agent, timed, ns_of_step(k)):
+                        gnss_topics[topic][0].append(when)
+                        gnss_topics[topic][1].append(data)
+                    report.append((_trim(timed, 'gnss'), extra))
+                elif name == 'imu':
+                    imu_raw[0].append(when)
+                    imu_raw[1].append(extra)
+                    report.append(timed)
+                else:
+                    report.append(_trim(timed, 'ins'))
+        for topic, (whens, datas) in gnss_topics.items():
+            if whens:
+                entries.append(_joined(topic if topic.startswith('/') else
+                                       self._topic(agent, topic), whens, datas))
+        if imu_raw[0]:
+            entries.append(_joined(self._topic(agent, 'imu/data_raw'), *imu_raw))
+
+    def _timed(self, row, k_sample, delivery_time):
+        """A model row with the scheduler's sample, available and delivery times."""
+        t = k_sample / PHYSICS_HZ
+        return {**row, 'sample_time_s': t, 'available_time_s': t + self.delay_s,
+                'delivery_time_s': delivery_time}
+
+    def _gnss_messages(self, agent, row, stamp):
+        """(topic, CDR bytes) of the receiver's fix, GGA sentence and diagnostics."""
+        serialise = msg.TYPESTORE.serialize_cdr
+        fix = msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME)
+        out = [('gnss_receiver/fix', serialise(fix, 'sensor_msgs/msg/NavSatFix'))]
         sentence = msg.nmea_string(row)
         if sentence is not None:
-            self.bag.write(self._topic(agent, 'gnss_receiver/nmea'), when, sentence)
-        self.bag.write('/diagnostics', when, msg.diagnostics_from_gnss_row(
-            row, stamp, f'{agent.prefix}gnss_receiver'))
+            out.append(('gnss_receiver/nmea', serialise(sentence, 'std_msgs/msg/String')))
+        diagnostics = msg.diagnostics_from_gnss_row(row, stamp, f'{agent.prefix}gnss_receiver')
+        out.append(('/diagnostics', serialise(diagnostics, 'diagnostic_msgs/msg/DiagnosticArray')))
+        return out
 
-    def _write_ins_topics(self, agent, t, row):
-        t_ns = msg.ns_from_seconds(t)
-        topics = self.topics
-        odom = msg.utm_odometry(row, t_ns, frame_id='utm',
-                                child_frame_id=f'{agent.prefix}base_footprint',
-                                twist_var=self.ins_var['twist_var'])
-        self.bag.write(self._topic(agent, topics['odom']), t_ns, odom)
-        self.bag.write('/tf', t_ns, msg.tf_message([msg.transform_from_odometry(odom)]))
-        self.bag.write(self._topic(agent, topics['fix']), t_ns,
-                       msg.ins_fix(row, t_ns, agent.prefix + topics['fix_frame']))
+    def _ins_topics(self, agent, b, entries):
+        """The INS topics of every epoch of the block, at the sample time."""
+        topics, batches, results = self.topics, self.batches, b.ins
+        t_ns = _ns(b.ins_k)
+        base = f'{agent.prefix}base_footprint'
         imu_frame = OXTS_IMU_FRAME if topics['oxts_axes'] else INS_FRAME
-        self.bag.write(self._topic(agent, topics['imu']), t_ns, msg.ins_imu(
-            row, t_ns, agent.prefix + imu_frame, oxts_axes=topics['oxts_axes'],
-            orientation_var=self.ins_var['orientation_var'], gyro_var=self.ins_var['gyro_var'],
-            accel_var=self.ins_var['accel_var']))
+        entries.append(_entry(self._topic(agent, topics['odom']), t_ns,
+                              batches.utm_odometry(results, t_ns, 'utm', base)))
+        entries.append(_entry('/tf', t_ns, batches.odometry_tf(results, t_ns, 'utm', base)))
+        entries.append(_entry(self._topic(agent, topics['fix']), t_ns,
+                              batches.ins_fix(results, t_ns, agent.prefix + topics['fix_frame'])))
+        entries.append(_entry(self._topic(agent, topics['imu']), t_ns, batches.ins_imu(
+            results, t_ns, agent.prefix + imu_frame, oxts_axes=topics['oxts_axes'])))
         if topics['velocity']:
-            self.bag.write(self._topic(agent, topics['velocity']), t_ns,
-                           msg.ins_velocity(row, t_ns, agent.prefix + INS_FRAME))
-        self.bag.write(self._topic(agent, topics['truth']), t_ns, msg.ground_truth_odometry(
-            row, t_ns, child_frame_id=f'{agent.prefix}base_footprint'))
+            entries.append(_entry(self._topic(agent, topics['velocity']), t_ns,
+                                  batches.ins_velocity(results, t_ns, agent.prefix + INS_FRAME)))
+        entries.append(_entry(self._topic(agent, topics['truth']), t_ns,
+                              batches.ground_truth_odometry(results, t_ns, 'utm', base)))
 
-    def _write_truth(self, agent, t, truth, ins_row):
+    def _write_truth(self, agent, k, truth, ins_row):
         """Chassis truth; the INS point's too when the INS sampled at this step."""
+        t = k / PHYSICS_HZ
         row = {
             'time_s': t,
-            'chassis': {'position_enu_m': truth.p.tolist(),
-                        'orientation_enu_xyzw': quat_from_matrix(truth.R).tolist(),
-                        'velocity_com_enu_mps': truth.v.tolist(),
-                        'angular_velocity_enu_radps': truth.w.tolist()},
+            'chassis': {'position_enu_m': truth[T_P:T_P + 3],
+                        'orientation_enu_xyzw': truth[T_Q:T_Q + 4],
+                        'velocity_com_enu_mps': truth[T_V:T_V + 3],
+                        'angular_velocity_enu_radps': truth[T_W:T_W + 3]},
         }
         if ins_row is not None:
             row['ins_point'] = ins_row['truth']
         agent.files['truth'].write(row)
-        point = ins_row['truth']['position_enu_m'] if ins_row is not None else truth.p.tolist()
+        point = ins_row['truth']['position_enu_m'] if ins_row is not None else truth[T_P:T_P + 3]
         agent.report['truth'].append({'sample_time_s': t, 'position_enu_m': point})
 
     # -- the end --------------------------------------------------------------
@@ -374,10 +423,10 @@ class _Recording:
         """Close every file, each whatever happens to the others."""
         writers = [self.bag]
         for agent in self.agents:
-            if not self.cut_short:
-                for name, line in agent.lines.items():
-                    for release in line.flush():  # never delivered: delivery time null
-                        agent.files[name].write(_timed_row(release))
+            for name, line in agent.waiting.items():
+                for _k_delivery, k, row, _extra in line:  # never delivered: delivery time null
+                    agent.files[name].write(self._timed(row, k, None))
+                line.clear()
             writers += list(agent.files.values())
         errors = []
         for writer in writers:
@@ -401,12 +450,14 @@ class _Recording:
         for agent in self.agents:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
             summaries.append(summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna))
-        sim_s = self.fleet.step_index / PHYSICS_HZ
+        sim_s = max(self.sim.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         episode = {
             'software': f'acres_sim {__version__}',
             'rig': self.rig, 'agents': len(self.agents), 'seed': self.config['seed'],
             'duration_s': self.request.duration_s, 'simulated_s': sim_s,
-            'cut_short': self.cut_short, 'start_utc': self.config['gnss.datum.start_utc'],
+            'cut_short': self.cut_short,
+            'stop_signal': self.stop_signal if self.cut_short else None,
+            'start_utc': self.config['gnss.datum.start_utc'],
             'route': self.route.name, 'scene': self.scene.name, 'scene_digest': self.scene.digest,
             'vehicle': self.vehicle._asdict(),
             'imu_bias_flu': [_biases(agent.imu) for agent in self.agents],
@@ -423,11 +474,24 @@ class _Recording:
         return episode
 
 
-def _timed_row(release):
-    """A model row with the scheduler's sample, available and delivery times."""
-    return {**release.item, 'sample_time_s': release.sample_time,
-            'available_time_s': release.available_time,
-            'delivery_time_s': release.delivery_time}
+def _entry(topic, t_ns, encoded):
+    """A BagWriter.write_block entry of messages encoded by MessageBatches."""
+    return topic, t_ns, encoded.payload, encoded.lengths()
+
+
+def _joined(topic, t_ns, datas):
+    """A BagWriter.write_block entry of separately serialised messages."""
+    return topic, t_ns, b''.join(datas), [len(d) for d in datas]
+
+
+def ns_of_step(k):
+    """Integer nanoseconds of step k's time k / 120 (messages.ns_from_seconds)."""
+    return int(round(k / PHYSICS_HZ * 1e9))
+
+
+def _ns(steps):
+    """:func:`ns_of_step` of an integer array (the same rounding: half to even)."""
+    return np.rint(np.asarray(steps, dtype=np.int64) / PHYSICS_HZ * 1e9).astype(np.int64)
 
 
 def _biases(imu):

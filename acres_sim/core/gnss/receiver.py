@@ -22,6 +22,7 @@ import numpy as np
 
 from acres_sim.core.geo.site import (FRAMES, NAD83_2011, NAD83_HARN, WGS84_G2139,
                                      enu_to_geodetic_rad, geoid_undulation)
+from acres_sim.core.geo.epoch import decimal_year_kernel, year_table
 from acres_sim.core.geo.state_plane import US_SURVEY_FOOT_M
 from acres_sim.core.gnss.constellation import (N_SATELLITES, build_constellation,
                                                satellite_los_enu, site_frame)
@@ -50,6 +51,7 @@ OUTPUT_FRAMES = {'wgs84_g2139': 'wgs84_g2139', 'nad83': 'nad83_harn'}
 # Prefixes of the per-frame geodetic keys of a row.
 FRAME_PREFIXES = (('wgs84_', WGS84_G2139), ('nad83_harn_', NAD83_HARN),
                   ('nad83_2011_', NAD83_2011))
+GEODETIC_FRAMES = tuple(code for _prefix, code in FRAME_PREFIXES)
 
 
 class GnssSettings(NamedTuple):
@@ -84,17 +86,22 @@ REC_SIGMA_GM = REC_SKY + SKY_SIZE          # 3: sigma of the Gauss-Markov error,
 REC_SIGMA_WHITE = REC_SIGMA_GM + 3         # 3: sigma of the white error
 REC_SIGMA_MP = REC_SIGMA_WHITE + 3         # 3: sigma of the multipath error
 REC_ERROR = REC_SIGMA_MP + 3               # 3: the error added to the antenna, ENU [m]
-RECORD_SIZE = REC_ERROR + 3
+REC_GEODETIC = REC_ERROR + 3               # 9: phi, lambda [rad], h [m] of the position in
+#   each frame of FRAME_PREFIXES (WGS84 (G2139), NAD83(HARN), NAD83(2011)); NaN at no fix
+RECORD_SIZE = REC_GEODETIC + 9
 
 
 @njit(cache=True)
 def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, cylinders,
                 spheres, sky_params, correction_interval_s, correction_latency_s, outages,
-                rtk, errors, rng_state, fix_state, u, z, los, classes, values, records):
+                rtk, errors, rng_state, fix_state, u, z, los, classes, values, years,
+                site_params, records):
     """Consecutive epochs of one receiver, record by record (see the module
     docstring for the order).  ``last_t`` is the time of the epoch before the
     first one, or negative for none; the error stream, the fix-state memory
-    and the error states u, z are updated in place."""
+    and the error states u, z are updated in place.  ``years`` (a
+    geo.epoch.YearTable) and ``site_params`` place the position on the
+    ellipsoid at the epoch."""
     for i in range(times.shape[0]):
         t = times[i]
         first = last_t < 0.0
@@ -119,6 +126,18 @@ def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, 
         out[REC_K_H], out[REC_K_V], out[REC_DT] = k_h, k_v, dt_used
         out[REC_LOCKED], out[REC_T_LOCK] = fix_state[LOCKED], fix_state[T_LOCK]
         out[REC_CONVERGE], out[REC_TIME_TO_FIX] = fix_state[CONVERGE], fix_state[TIME_TO_FIX]
+        if fix == NO_FIX:
+            out[REC_GEODETIC:REC_GEODETIC + 9] = np.nan
+            continue
+        e = antennas[i, 0] + out[REC_ERROR]
+        n = antennas[i, 1] + out[REC_ERROR + 1]
+        h = antennas[i, 2] + out[REC_ERROR + 2]
+        epoch_year = decimal_year_kernel(t, years)
+        for j in range(3):
+            phi, lam, height = enu_to_geodetic_rad(e, n, h, epoch_year, site_params,
+                                                   GEODETIC_FRAMES[j])
+            out[REC_GEODETIC + 3 * j], out[REC_GEODETIC + 3 * j + 1] = phi, lam
+            out[REC_GEODETIC + 3 * j + 2] = height
 
 
 def _none_if_nan(x):
@@ -139,6 +158,7 @@ class GnssReceiver:
         self._los = np.zeros((N_SATELLITES, 3))
         self._classes = np.zeros(N_SATELLITES, dtype=np.int64)
         self._values = np.zeros(VALUES_PER_EPOCH)
+        self._years = year_table(site.start_utc)
         self.reset()
 
     @classmethod
@@ -189,7 +209,7 @@ class GnssReceiver:
                     self.scene.cylinders, self.scene.spheres, s.sky, s.correction_interval_s,
                     s.correction_latency_s, s.outages, s.rtk, s.errors, self.rng.state,
                     self.fix_state, self.u, self.z, self._los, self._classes, self._values,
-                    records)
+                    self._years, self.site.params, records)
         self.last_t = float(times[-1])
         return records
 
@@ -235,13 +255,14 @@ class GnssReceiver:
         row['covariance_enu_m2'] = None if position is None else variance
         row['position_std_m'] = None if position is None else math.sqrt(variance[0] + variance[1])
         if s.georeferenced:
-            row.update(self._geodetic(t, position, fix, age, sky))
+            row.update(self._geodetic(t, position, fix, age, sky,
+                                      r[REC_GEODETIC:REC_GEODETIC + 9]))
         return row
 
-    def _geodetic(self, t, position, fix, age, sky):
-        """The datum keys of the row and the GGA sentence (spec: Datum Chain, Output Row)."""
+    def _geodetic(self, t, position, fix, age, sky, geodetic):
+        """The datum keys of the row and the GGA sentence (spec: Datum Chain, Output
+        Row); ``geodetic``: the record's 9 values (phi, lambda, h per frame)."""
         keys = {}
-        epoch_year = self.site.epoch(t)
         p = self.site.params
         if position is None:
             for name in ('latitude_deg', 'longitude_deg', 'ellipsoidal_height_m',
@@ -253,11 +274,11 @@ class GnssReceiver:
             lat = lon = altitude = separation = None
         else:
             e, n, u = position
-            for prefix, code in FRAME_PREFIXES:
-                phi, lam, h = enu_to_geodetic_rad(e, n, u, epoch_year, p, code)
+            for j, (prefix, _code) in enumerate(FRAME_PREFIXES):
+                phi, lam, h = geodetic[3 * j:3 * j + 3]
                 keys[prefix + 'latitude_deg'] = math.degrees(phi)
                 keys[prefix + 'longitude_deg'] = math.degrees(lam)
-                keys[prefix + 'ellipsoidal_height_m'] = float(h)
+                keys[prefix + 'ellipsoidal_height_m'] = h
             prefix = {WGS84_G2139: 'wgs84_', NAD83_HARN: 'nad83_harn_'}[self._output_code]
             lat = keys['latitude_deg'] = keys[prefix + 'latitude_deg']
             lon = keys['longitude_deg'] = keys[prefix + 'longitude_deg']
