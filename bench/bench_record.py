@@ -14,8 +14,8 @@ median and range (the machine is shared: runs differ by a third); the real-time
 factor is the recorder's loop (episode.json's ``real_time_factor``), the wall
 time of the whole command (set-up, report) is printed beside it.  Peak RSS of
 this process, and of the bag writer's process (sampled from /proc while it
-runs: ``ru_maxrss`` of a child counts the parent's pages it shares right after
-the fork).  No assertions.
+runs: ``ru_maxrss`` of a child counts the parent's pages it shares between
+the fork and the exec that start it).  No assertions.
 """
 
 import argparse

@@ -49,13 +49,22 @@ def _rig(rig, n_agents, overrides=None):
     return fleet, models, arm('gnss.antenna_flu_m'), rates, site
 
 
-def _per_sample(rig, n_agents, steps, overrides=None):
-    """The reference: every model class called sample by sample from Python."""
-    fleet, models, antenna, rates, _site = _rig(rig, n_agents, overrides)
+def _per_sample(rig, n_agents, steps, overrides=None, rig_parts=None, start=0, out=None,
+                imu_reset_at=None):
+    """The reference: every model class called sample by sample from Python
+    (from step ``start`` on, with the models of ``rig_parts`` if given)."""
+    fleet, models, antenna, rates, _site = rig_parts or _rig(rig, n_agents, overrides)
     dues = [{name: Due(hz) for name, hz in rates.items()} for _ in models]
-    out = [{'imu': [], 'ins': [], 'truth': [], 'gnss': []} for _ in models]
+    for k in range(start):                       # the schedules of the steps before
+        for due in dues:
+            for d in due.values():
+                d.due(k / PHYSICS_HZ)
+    out = out or [{'imu': [], 'ins': [], 'truth': [], 'gnss': []} for _ in models]
     commands = np.zeros((n_agents, 2))
-    for k in range(steps + 1):
+    for k in range(start, steps + 1):
+        if k == imu_reset_at:
+            for _follower, imu, _ins, _gnss in models:
+                imu.reset()
         t = k / PHYSICS_HZ
         for i, (follower, imu, ins, gnss) in enumerate(models):
             truth = fleet.truth(i)
@@ -80,51 +89,91 @@ def _per_sample(rig, n_agents, steps, overrides=None):
     return out, fleet.states.copy()
 
 
-def _blocked(rig, n_agents, steps, block, overrides=None):
-    fleet, models, antenna, rates, site = _rig(rig, n_agents, overrides)
+def _blocked(rig, n_agents, steps, block, overrides=None, until=None, imu_reset_at=None):
+    parts = _rig(rig, n_agents, overrides)
+    fleet, models, antenna, rates, site = parts
     sim = RigSimulation(fleet, *zip(*models), antenna, rates, steps, site)
     out = [{'imu': [], 'ins': [], 'truth': [], 'gnss': []} for _ in models]
-    while sim.step <= steps:
-        for i, b in enumerate(sim.advance(block)):
+    end = steps + 1 if until is None else until
+    while sim.step < end:
+        if sim.step == imu_reset_at:
+            for _follower, imu, _ins, _gnss in models:
+                imu.reset()
+        for i, b in enumerate(sim.advance(min(block, end - sim.step))):
             out[i]['imu'] += list(zip(b.imu_k.tolist(), b.imu))
             out[i]['ins'] += list(zip(b.ins_k.tolist(), b.ins))
             out[i]['truth'] += list(zip(b.truth_k.tolist(), b.truth))
             gnss = models[i][3]
-            out[i]['gnss'] += [(k, gnss.row(k / PHYSICS_HZ, a, r))
-                               for k, a, r in zip(b.gnss_k.tolist(), b.gnss_antenna, b.gnss)]
+            if gnss is not None:
+                out[i]['gnss'] += [(k, gnss.row(k / PHYSICS_HZ, a, r)) for k, a, r
+                                   in zip(b.gnss_k.tolist(), b.gnss_antenna, b.gnss)]
+    if until is not None:       # go on sample by sample with the same models
+        return _per_sample(rig, n_agents, steps, rig_parts=parts, start=until, out=out)
     return out, fleet.states.copy(), fleet.step_index
 
 
+def _assert_same(got, ref):
+    for i in range(len(ref)):
+        for name in ('imu', 'ins', 'truth'):
+            assert [k for k, _ in got[i][name]] == [k for k, _ in ref[i][name]], name
+            assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got[i][name],
+                                                                    ref[i][name])), name
+        assert got[i]['gnss'] == ref[i]['gnss']
+
+
 @pytest.mark.parametrize('rig, agents, block', [('polaris', 1, 120), ('polaris', 2, 37),
-                                                ('maxxum', 1, 1000)])
+                                                ('maxxum', 1, 1000), ('polaris', 1, 1)])
 def test_blocks_equal_the_per_sample_models_bit_for_bit(rig, agents, block):
     steps = 12 * PHYSICS_HZ    # past the Polaris's 5 s hold, so it drives
     ref, ref_states = _per_sample(rig, agents, steps)
     got, states, step_index = _blocked(rig, agents, steps, block)
     assert step_index == steps
     assert np.array_equal(states, ref_states)
-    for i in range(agents):
-        for name in ('imu', 'ins', 'truth'):
-            assert [k for k, _ in got[i][name]] == [k for k, _ in ref[i][name]], name
-            assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got[i][name],
-                                                                    ref[i][name])), name
-        assert got[i]['gnss'] == ref[i]['gnss']
+    _assert_same(got, ref)
     assert len(ref[0]['ins']) == 12 * 100 + 1 and len(ref[0]['gnss']) == 12 * 10 + 1
     assert len(ref[0]['imu']) == steps + 1 - 2      # the first sample needs 3 steps
     if agents > 1:    # own noise per agent
         assert not np.array_equal(got[0]['ins'][-1][1], got[1]['ins'][-1][1])
 
 
-def test_sensors_off_and_odd_rates():
-    overrides = {'imu.enabled': False, 'gnss.hz': 7.0, 'ins.hz': 33.0}
+@pytest.mark.parametrize('overrides, empty', [
+    ({'imu.enabled': False, 'gnss.hz': 7.0, 'ins.hz': 33.0}, 'imu'),
+    ({'ins.enabled': False, 'imu.hz': 50.0}, 'ins'),
+    ({'gnss.enabled': False, 'imu.hz': 120.0}, 'gnss')])
+def test_sensors_off_and_odd_rates(overrides, empty):
     steps = 3 * PHYSICS_HZ
     ref, _ = _per_sample('polaris', 1, steps, overrides)
     got, _, _ = _blocked('polaris', 1, steps, 50, overrides)
-    assert got[0]['imu'] == [] and ref[0]['imu'] == []
-    for name in ('ins', 'truth'):
-        assert [k for k, _ in got[0][name]] == [k for k, _ in ref[0][name]]
-        assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got[0][name], ref[0][name]))
-    assert got[0]['gnss'] == ref[0]['gnss'] and len(got[0]['gnss']) == 3 * 7 + 1
+    assert got[0][empty] == [] and ref[0][empty] == []
+    _assert_same(got, ref)
+    assert len(got[0]['truth']) == 3 * (33 if 'ins.hz' in overrides else 100) + 1
+
+
+def test_per_sample_calls_go_on_after_blocks():
+    """The models' bookkeeping is theirs: after blocks, their own methods continue."""
+    steps = 8 * PHYSICS_HZ
+    ref, ref_states = _per_sample('polaris', 1, steps)
+    got, states = _blocked('polaris', 1, steps, 100, until=6 * PHYSICS_HZ + 7)
+    assert np.array_equal(states, ref_states)
+    _assert_same(got, ref)
+
+
+def test_a_model_reset_between_blocks_is_honoured():
+    steps = 4 * PHYSICS_HZ
+    ref, _ = _per_sample('polaris', 1, steps, imu_reset_at=2 * PHYSICS_HZ)
+    got, _, _ = _blocked('polaris', 1, steps, PHYSICS_HZ, imu_reset_at=2 * PHYSICS_HZ)
+    _assert_same(got, ref)
+
+
+def test_a_pending_vehicle_reset_is_refused():
+    fleet, models, antenna, rates, site = _rig('polaris', 1)
+    sim = RigSimulation(fleet, *zip(*models), antenna, rates, 100, site)
+    sim.advance(10)
+    fleet.reset(0, (1.0, 2.0, 0.3))
+    with pytest.raises(ValueError, match='reset'):
+        sim.advance(10)
+    with pytest.raises(ValueError, match='differs'):
+        RigSimulation(fleet, *zip(*models), antenna, {**rates, 'ins': 50.0}, 100, site)
 
 
 @pytest.mark.parametrize('start', [datetime.datetime(2026, 9, 24, 17, 0, tzinfo=datetime.timezone.utc),

@@ -719,6 +719,7 @@ def test_background_child_error_is_raised_with_its_traceback(tmp_path):
             bag.write('/clock', 11, m.clock(11))
             bag.flush()                                   # raises here at the latest
     assert 'Traceback' in str(err.value)
+    assert err.value.reason == 'KeyError: 99'            # what the CLI shows
     # The child closed the bag with what it had written before the error.
     assert _read_counts(folder) == {'/clock': 10}
 

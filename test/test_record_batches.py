@@ -43,7 +43,7 @@ def test_ins_topics_equal_the_row_builders(setting, frame):
     }.items()}
     assert all(len(messages) == len(t_ns) for messages in got.values())
     for i, (o, stamp) in enumerate(zip(results, t_ns.tolist())):
-        row = ins._row(o.tolist())
+        row = ins.row(o.tolist())
         odom = msg.utm_odometry(row, stamp, frame_id='utm', child_frame_id=frame,
                                 twist_var=var['twist_var'])
         imu_kw = dict(orientation_var=var['orientation_var'], gyro_var=var['gyro_var'],

@@ -215,3 +215,23 @@ def test_ctrl_c_of_a_writing_process_leaves_whole_lines(tmp_path):
     rows = _lines(path)
     assert len(rows) >= 5000
     assert [r['k'] for r in rows] == list(range(len(rows)))
+
+
+def test_interrupts_held_leaves_the_handlers_as_it_found_them():
+    """A hold must not capture an application's handler for good: after it, a
+    handler installed and restored by the application is the one that runs."""
+    calls = []
+    original = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda signum, frame: calls.append(signum))
+    try:
+        with interrupts_held():
+            pass
+        assert signal.getsignal(signal.SIGINT) is not original   # the lambda, back in place
+    finally:
+        signal.signal(signal.SIGINT, original)
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    assert calls == [] and signal.getsignal(signal.SIGINT) is original

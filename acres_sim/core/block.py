@@ -35,10 +35,13 @@ import numpy as np
 
 from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo.epoch import decimal_year_kernel, year_table
+from acres_sim.core.imu import MEMORY_SIZE as IMU_MEMORY_SIZE
 from acres_sim.core.imu import N_DIFF, PHYSICS_DT_S, imu_difference_step, imu_sample_values
 from acres_sim.core.geo.site import FRAMES
 from acres_sim.core.geo.utm import central_meridian_rad
-from acres_sim.core.ins import RESULT_SIZE, VALUES_PER_EPOCH, _ins_epoch, ins_epoch_values
+from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
+from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
+                                ins_epoch_values)
 from acres_sim.core.physics import (DT, S_PX, S_PZ, S_VX, S_VZ, S_WX, S_WZ, step_one,
                                     truth_from_state)
 from acres_sim.core.pursuit import pursuit_command
@@ -103,9 +106,9 @@ def run_vehicle_block(k0, k1, k_last, x, vp, com, route_x, route_y, route_s, pro
             gravity_only = first or ins_clock[1] > 0.5
             ins_clock[0], ins_clock[1] = t, 0.0
             ins_epoch_values(ins_rng, ins_g)
-            _ins_epoch(p, R, v, w, p_c, ins_lever, first, gravity_only, dt, ins_sigma, ins_g,
-                       ins_memory, decimal_year_kernel(t, years), site, frame, lam_c,
-                       ins_out[n_ins])
+            ins_epoch_kernel(p, R, v, w, p_c, ins_lever, first, gravity_only, dt, ins_sigma,
+                             ins_g, ins_memory, decimal_year_kernel(t, years), site, frame,
+                             lam_c, ins_out[n_ins])
             ins_k[n_ins] = k
             n_ins += 1
         if _due(due, DUE_TRUTH, period, t):
@@ -147,11 +150,18 @@ class RigSimulation:
     follower and sensor models (None for a sensor that is off), run for
     ``steps`` physics steps (steps + 1 samples of the truth, t = 0 .. steps / 120).
 
-    ``rates``: the Due rates of 'imu', 'ins', 'gnss' and 'truth' [Hz];
-    ``antenna_arm``: the antenna's lever arm from the chassis origin.
-    :meth:`advance` runs the next ``n`` steps and returns one :class:`Block`
-    per vehicle; ``step`` is the next step to run.  The model objects' own
-    arrays are the state, so they stay usable (e.g. ``imu.biases``).
+    ``rates``: the Due rates of 'imu', 'ins', 'gnss' and 'truth' [Hz] (those of
+    the IMU and INS must be their models' ``params.hz``); ``antenna_arm``: the
+    antenna's lever arm from the chassis origin; ``site``: the georeference
+    (a SiteGeoreference) of the INS.  :meth:`advance` runs the next ``n`` steps
+    and returns one :class:`Block` per vehicle; ``step`` is the next step to
+    run.  The model objects hold the state: the kernel advances their own
+    arrays, and their bookkeeping (last IMU step, restart count, last INS
+    epoch) is read before and written after every block, so a model may be
+    reset between blocks, or sampled on by its own methods after them.  A
+    vehicle reset (:meth:`Fleet.reset`) is not part of a block run: pending,
+    it is an error.  Runs are for less than three years (the decimal-year
+    table of the INS epochs).
     """
 
     def __init__(self, fleet, followers, imus, inses, gnsses, antenna_arm, rates, steps,
@@ -164,27 +174,32 @@ class RigSimulation:
         self._years = year_table(site.start_utc, years=max(2, math.ceil(steps / PHYSICS_HZ
                                                                            / 3.15e7) + 2))
         n = len(self.followers)
+        for name, models in (('imu', self.imus), ('ins', self.inses)):
+            for model in models:
+                if model is not None and float(model.params.hz) != float(rates[name]):
+                    raise ValueError(f'{name} rate {rates[name]!r} Hz differs from its '
+                                     f'model\'s {model.params.hz!r} Hz')
         self._period = np.array([1.0 / rates[name] for name in ('imu', 'ins', 'gnss', 'truth')])
         self._due = np.zeros((n, 4))
         self._com = fleet.com
-        self._imu_last = np.array([[-1 if imu is None or imu.last_step is None
-                                    else imu.last_step] for imu in self.imus], dtype=np.int64)
-        self._ins_clock = np.array([[-1.0, 1.0] if ins is None or ins.clock[0] is None
-                                    else [ins.clock[0], float(ins.clock[1])]
-                                    for ins in self.inses]).reshape(n, 2)
+        self._imu_last = np.zeros((n, 1), dtype=np.int64)   # filled from the models per block
+        self._ins_clock = np.zeros((n, 2))
         self._ins_g = np.zeros(VALUES_PER_EPOCH)
         # the kernel's arguments of a sensor that is off (never read then)
-        self._no_imu = (False, np.zeros(3), np.zeros(16), np.zeros(6), np.zeros(2),
+        self._no_imu = (False, np.zeros(3), np.zeros(IMU_MEMORY_SIZE), np.zeros(6), np.zeros(2),
                         np.zeros(2, dtype=np.uint64))
-        self._no_ins = (False, np.zeros(3), np.zeros(9), np.zeros(8),
+        self._no_ins = (False, np.zeros(3), np.zeros(INS_MEMORY_SIZE), np.zeros(N_SIGMAS),
                         np.zeros(2, dtype=np.uint64))
         self._no_site = (site.params, FRAMES['nad83_2011'], central_meridian_rad(16))
 
     def advance(self, n):
         """Run the next ``n`` steps (fewer at the end); one :class:`Block` per vehicle."""
+        if self.fleet.reset_pending:
+            raise ValueError('a vehicle reset is pending: block runs do not take resets')
         k0 = self.step
         k1 = min(k0 + int(n), self.steps + 1)
         size = max(k1 - k0, 0)
+        self._load_models(k0, k1)
         blocks = []
         for i, follower in enumerate(self.followers):
             imu, ins, gnss = self.imus[i], self.inses[i], self.gnsses[i]
@@ -215,8 +230,20 @@ class RigSimulation:
         self.step = k1
         return blocks
 
+    def _load_models(self, k0, k1):
+        """The models' bookkeeping into the kernel's arrays (a restart of the IMU
+        differences at k0 is counted as ImuModel.physics_step counts it)."""
+        for i, imu in enumerate(self.imus):
+            last = -1 if imu is None or imu.last_step is None else imu.last_step
+            self._imu_last[i, 0] = last
+            if imu is not None and k1 > k0 and (last < 0 or k0 != last + 1):
+                imu.restarts += 1
+        for i, ins in enumerate(self.inses):
+            last_t, restart = (None, True) if ins is None else ins.clock
+            self._ins_clock[i] = (-1.0 if last_t is None else last_t, float(restart))
+
     def _sync_models(self, k1):
-        """Keep the model objects' Python-side bookkeeping in step with the kernel."""
+        """The kernel's bookkeeping back into the model objects."""
         self.fleet.step_index = min(k1, self.steps)
         for i, ins in enumerate(self.inses):
             if ins is not None and self._ins_clock[i, 0] >= 0.0:

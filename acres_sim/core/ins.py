@@ -44,8 +44,8 @@ from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad
 from acres_sim.core.quaternion import q_x, q_y, q_z, quat_from_matrix, quat_multiply
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
-__all__ = ['FIX_FRAMES', 'FRAME_ID', 'InsModel', 'InsParams', 'VALUES_PER_EPOCH',
-           'ins_epoch_values', 'oxts_imu_axes']
+__all__ = ['FIX_FRAMES', 'FRAME_ID', 'InsModel', 'InsParams', 'RESULT_SIZE', 'VALUES_PER_EPOCH',
+           'ins_epoch_kernel', 'ins_epoch_values', 'oxts_imu_axes']
 
 GRAVITY_MPS2 = 9.80665
 VALUES_PER_EPOCH = 18
@@ -130,9 +130,10 @@ def _copy4(q, out, at):
 
 
 @njit(cache=True)
-def _ins_epoch(p, R, v, w, p_c, r_n, first, gravity_only, dt, sigma, g, memory,
-               epoch_year, site, frame, lam_c, out):
-    """One epoch: updates the states in ``memory`` and fills ``out`` (RESULT_SIZE)."""
+def ins_epoch_kernel(p, R, v, w, p_c, r_n, first, gravity_only, dt, sigma, g, memory,
+                     epoch_year, site, frame, lam_c, out):
+    """One epoch: updates the states in ``memory`` and fills ``out`` (RESULT_SIZE,
+    the ``P_INS`` ... layout); ``g`` holds the epoch's 18 Gaussians."""
     # truth at the INS point
     pn0 = p[0] + R[0, 0] * r_n[0] + R[0, 1] * r_n[1] + R[0, 2] * r_n[2]
     pn1 = p[1] + R[1, 0] * r_n[0] + R[1, 1] * r_n[1] + R[1, 2] * r_n[2]
@@ -330,13 +331,15 @@ class InsModel:
         self._last_t = t
         self._restart = False
         ins_epoch_values(self.rng.state, self._g)
-        _ins_epoch(truth.p, truth.R, truth.v, truth.w, truth.p_c, self._lever, first,
+        ins_epoch_kernel(truth.p, truth.R, truth.v, truth.w, truth.p_c, self._lever, first,
                    gravity_only, dt, self._sigma, self._g, self._memory,
                    self.site.epoch(t), self.site.params, self._frame_code, self._lam_c,
                    self._out)
-        return self._row(self._out.tolist())
+        return self.row(self._out.tolist())
 
-    def _row(self, o: list) -> dict:
+    def row(self, o: list) -> dict:
+        """The ins.jsonl row of an epoch's results ``o`` (a list in the
+        RESULT_SIZE layout, e.g. a row of a block's INS array ``.tolist()``)."""
         velocity = o[V_INS:V_INS + 3]
         rate = o[W_INS:W_INS + 3]
         utm = o[UTM:UTM + 3]

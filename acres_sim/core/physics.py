@@ -678,6 +678,11 @@ class Fleet:
             self._reset_step[i] = self.step_index
         return self._truth(i, self._reset_step[i] == self.step_index)
 
+    @property
+    def reset_pending(self) -> bool:
+        """Whether a :meth:`reset` has not yet been seen in a truth."""
+        return any(self._reset_pending)
+
     def footprint(self, i) -> FootprintPose:
         """base_footprint pose of vehicle ``i`` now (leaves the reset mark alone)."""
         return base_footprint_pose(self._truth(i, False), self.vehicle_params[i])

@@ -130,7 +130,13 @@ _INFINITE = QosTime(9223372036, 854775807)
 
 
 class BagWriterError(RuntimeError):
-    """The background writer process failed or died; the text says how."""
+    """The background writer process failed or died; the text says how (with
+    the child's traceback), ``reason`` in one line (for a user's message)."""
+
+    @property
+    def reason(self) -> str:
+        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
+        return lines[-1] if lines else 'the bag writer process failed'
 
 
 def qos_profile(*, depth: int = 10, durability: str = 'volatile',
@@ -635,9 +641,9 @@ class BagWriter:
         ``entries``: a sequence of ``(topic, t_ns, payload, lengths)`` -- the bag
         times (n integers), the n messages' bytes joined, and their sizes.  The
         messages go out sorted by time; at equal times in the order of
-        ``entries``, and within an entry in their own order.  Nothing per
-        message happens here in Python (numpy orders them), so a recorder can
-        hand over a whole second of its topics at once."""
+        ``entries``, and within an entry in their own order.  numpy orders them
+        and the background process gets them as one batch, so a recorder can
+        hand over a whole second of its topics in one call."""
         if not entries:
             return
         conns = [self._connection(topic) for topic, _t, _p, _n in entries]
@@ -657,7 +663,7 @@ class BagWriter:
         order = np.lexsort((entry, all_stamps))       # stable: ties keep their order
         ids = np.repeat([conn.id for conn in conns], counts)[order]
         all_stamps, offsets, all_lengths = all_stamps[order], offsets[order], all_lengths[order]
-        payload = b''.join(bytes(p) for _topic, _t, p, _n in entries)
+        payload = b''.join([p for _topic, _t, p, _n in entries])
         child = self._child
         if child is not None:
             if child.closed:

@@ -14,8 +14,8 @@ same constant covariances, the same frames.  Input arrays are the kernels'
 of varying length) keep the row builders.
 """
 
+from dataclasses import dataclass
 import math
-from typing import NamedTuple
 
 import numpy as np
 
@@ -29,23 +29,27 @@ __all__ = ['Encoded', 'MessageBatches']
 _column = FixedLayout.column
 
 
-class Encoded(NamedTuple):
+@dataclass(frozen=True)
+class Encoded:
     """Messages of one layout, encoded: their bytes joined, ``size`` each."""
 
     payload: bytes
     size: int
 
-    def __len__(self):
+    @property
+    def count(self) -> int:
         return len(self.payload) // self.size
 
     def messages(self) -> list:
         """One ``bytes`` per message."""
-        n, size = len(self), self.size
-        return [self.payload[i * size:(i + 1) * size] for i in range(n)]
+        size = self.size
+        return [self.payload[i * size:(i + 1) * size] for i in range(self.count)]
 
     def lengths(self) -> np.ndarray:
         """The size of each message (for BagWriter.write_block)."""
-        return np.full(len(self), self.size, dtype=np.int64)
+        return np.full(self.count, self.size, dtype=np.int64)
+
+
 _RAD_TO_DEG = 180.0 / math.pi     # math.degrees' factor
 
 
@@ -87,9 +91,9 @@ class MessageBatches:
                  typestore=msg.TYPESTORE):
         self.typestore = typestore
         self.imu_var, self.ins_var = imu_var, ins_var
-        self.pose_cov = msg._diag6(pose_variance, floor=msg.MIN_VARIANCE)
-        self.twist_cov = msg._diag6(ins_var['twist_var'])
-        self.fix_cov = msg._diag3(position_variance)
+        self.pose_cov = msg.diag6(pose_variance, floor=msg.MIN_VARIANCE)
+        self.twist_cov = msg.diag6(ins_var['twist_var'])
+        self.fix_cov = msg.diag3(position_variance)
         self._layouts = {}
 
     def _layout(self, msgtype, *fixed):
@@ -161,13 +165,13 @@ class MessageBatches:
             q = _quat_mul_columns(q, msg.OXTS_MOUNT_XYZW)
             w = np.stack([w[:, 1], w[:, 0], -w[:, 2]], axis=1)
             f = np.stack([f[:, 1], f[:, 0], -f[:, 2]], axis=1)
-            o_var, g_var, a_var = (msg._oxts_var(x) for x in (o_var, g_var, a_var))
+            o_var, g_var, a_var = (msg.oxts_variances(x) for x in (o_var, g_var, a_var))
         _quaternion(arr, 'orientation', q)
-        arr['orientation_covariance'] = msg._diag3(o_var)
+        arr['orientation_covariance'] = msg.diag3(o_var)
         _vector(arr, 'angular_velocity', w)
-        arr['angular_velocity_covariance'] = msg._diag3(g_var)
+        arr['angular_velocity_covariance'] = msg.diag3(g_var)
         _vector(arr, 'linear_acceleration', f)
-        arr['linear_acceleration_covariance'] = msg._diag3(a_var)
+        arr['linear_acceleration_covariance'] = msg.diag3(a_var)
         return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
     def ins_velocity(self, results, t_ns, frame_id):
@@ -201,8 +205,8 @@ class MessageBatches:
         _column(arr, 'orientation.w')[:] = 1.0
         arr['orientation_covariance'][:, 0] = -1.0
         _vector(arr, 'angular_velocity', values[:, 3:6])
-        arr['angular_velocity_covariance'] = msg._diag3(self.imu_var['gyro_var'])
+        arr['angular_velocity_covariance'] = msg.diag3(self.imu_var['gyro_var'])
         _vector(arr, 'linear_acceleration', values[:, 0:3])
-        arr['linear_acceleration_covariance'] = msg._diag3(self.imu_var['accel_var'])
+        arr['linear_acceleration_covariance'] = msg.diag3(self.imu_var['accel_var'])
         return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 

@@ -16,7 +16,8 @@
   write to the file is in progress is held back until the write is complete
   (:func:`interrupts_held`), then raised as usual.
 
-The same hold is used by :mod:`acres_sim.record.bag` around each message.
+The same hold is used by :mod:`acres_sim.record.bag` around each message it
+writes (foreground) or each batch it sends to its writer process (background).
 """
 
 import json
@@ -46,23 +47,22 @@ _HELD_SIGNALS = tuple(getattr(signal, name) for name in ('SIGINT', 'SIGTERM')
 class _HoldState:
     depth = 0             # nesting depth of interrupts_held() on the main thread
     pending = []          # signal numbers that arrived while held
-    previous = {}         # signal number -> the Python handler we wrapped
+    previous = {}         # signal number -> the handler replaced by the outermost hold
 
 
 def _held_handler(signum, frame):
-    if _HoldState.depth > 0:
-        _HoldState.pending.append(signum)
-        return
-    _HoldState.previous[signum](signum, frame)
+    _HoldState.pending.append(signum)
 
 
 class interrupts_held:
     """Context manager: on the main thread, a SIGINT or SIGTERM whose handler
     is a Python function (KeyboardInterrupt for SIGINT by default, or whatever
     the application installed) runs only when the outermost block ends, so
-    the block is never left half done.  Signals with the default OS action
-    (SIGTERM unless a handler was installed) are not touched.  On other
-    threads this does nothing (signals are only handled on the main thread).
+    the block is never left half done.  The outermost block puts the handlers
+    back as it found them, then runs the first signal held, if any.  Signals
+    with the default OS action (SIGTERM unless a handler was installed) are not
+    touched.  On other threads this does nothing (signals are only handled on
+    the main thread).
     """
 
     __slots__ = ('_active',)
@@ -70,21 +70,27 @@ class interrupts_held:
     def __enter__(self):
         self._active = threading.current_thread() is threading.main_thread()
         if self._active:
-            for sig in _HELD_SIGNALS:
-                handler = signal.getsignal(sig)
-                if handler is not _held_handler and callable(handler):
-                    _HoldState.previous[sig] = handler
-                    signal.signal(sig, _held_handler)
+            if _HoldState.depth == 0:
+                for sig in _HELD_SIGNALS:
+                    handler = signal.getsignal(sig)
+                    if callable(handler):
+                        _HoldState.previous[sig] = handler
+                        signal.signal(sig, _held_handler)
             _HoldState.depth += 1
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if self._active:
             _HoldState.depth -= 1
-            if _HoldState.depth == 0 and _HoldState.pending:
-                signum = _HoldState.pending[0]
-                _HoldState.pending.clear()
-                _HoldState.previous[signum](signum, None)
+            if _HoldState.depth == 0:
+                restored = dict(_HoldState.previous)
+                _HoldState.previous.clear()
+                for sig, handler in restored.items():
+                    signal.signal(sig, handler)
+                if _HoldState.pending:
+                    signum = _HoldState.pending[0]
+                    _HoldState.pending.clear()
+                    restored[signum](signum, None)
         return False
 
 
@@ -106,7 +112,7 @@ def _json_default(obj):
 
 
 def _has_non_finite(value) -> bool:
-    if isinstance(value, float):
+    if isinstance(value, (float, np.floating)):
         return not math.isfinite(value)
     if isinstance(value, dict):
         return any(_has_non_finite(v) for v in value.values())

@@ -27,10 +27,10 @@ from rosbags.typesys import Stores, get_typestore
 
 __all__ = [
     'FIX_STATUS', 'MIN_VARIANCE', 'OXTS_MOUNT_XYZW', 'SERVICE_GNSS', 'TYPESTORE',
-    'clock', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
+    'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
     'ins_velocity', 'navsat_fix_from_gnss_row', 'nmea_string', 'ns_from_seconds',
-    'oxts_from_flu_quaternion', 'oxts_from_flu_vector', 'stamp', 'tf_message',
+    'oxts_from_flu_quaternion', 'oxts_from_flu_vector', 'oxts_variances', 'stamp', 'tf_message',
     'transform_from_odometry', 'transform_stamped', 'utm_odometry',
 ]
 
@@ -145,12 +145,16 @@ def _three(values):
     return float(a), float(b), float(c)
 
 
-def _diag3(variances, floor=MIN_VARIANCE):
+def diag3(variances, floor=MIN_VARIANCE):
+    """A 3x3 covariance (9 values, row-major) with the variances (a scalar or 3) on
+    its diagonal, each at least ``floor``."""
     a, b, c = (max(v, floor) for v in _three(variances))
     return np.array([a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, c])
 
 
-def _diag6(variances, floor=0.0):
+def diag6(variances, floor=0.0):
+    """A 6x6 covariance (36 values) with the 6 variances on its diagonal, each at
+    least ``floor``."""
     v = [max(float(x), floor) for x in variances]
     if len(v) != 6:
         raise ValueError(f'6 variances expected, got {len(v)}')
@@ -182,7 +186,7 @@ def oxts_from_flu_quaternion(q_flu_to_enu):
     return _quat_mul([float(c) for c in q_flu_to_enu], OXTS_MOUNT_XYZW)
 
 
-def _oxts_var(v):
+def oxts_variances(v):
     """Variances per axis follow the axes: (var_y, var_x, var_z)."""
     a, b, c = _three(v)
     return b, a, c
@@ -220,7 +224,7 @@ def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: i
             cov = np.zeros(9, dtype=np.float64)
             cov_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
         else:
-            cov = _diag3(cov_enu, floor=0.0)
+            cov = diag3(cov_enu, floor=0.0)
             cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     return NavSatFix(
         header=header(stamp_ns, frame_id),
@@ -292,9 +296,9 @@ def imu_from_imu_row(row: dict, stamp_ns: int, frame_id: str, accel_var, gyro_va
         orientation=Quaternion(x=0.0, y=0.0, z=0.0, w=1.0),
         orientation_covariance=orientation_cov,
         angular_velocity=_vec3(row['angular_velocity_flu_radps']),
-        angular_velocity_covariance=_diag3(gyro_var),
+        angular_velocity_covariance=diag3(gyro_var),
         linear_acceleration=_vec3(row['specific_force_flu_mps2']),
-        linear_acceleration_covariance=_diag3(accel_var))
+        linear_acceleration_covariance=diag3(accel_var))
 
 
 # ----------------------------------------------------------------------------
@@ -324,7 +328,7 @@ def ins_fix(row: dict, stamp_ns: int, frame_id: str):
     fix = _sub(row, 'fix')
     cov_in = fix['position_covariance']
     if len(cov_in) == 3:
-        cov = _diag3(cov_in)   # floored: a zero variance (noise off) makes an EKF singular
+        cov = diag3(cov_in)   # floored: a zero variance (noise off) makes an EKF singular
         cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     elif len(cov_in) == 9:
         cov = np.array([float(c) for c in cov_in])
@@ -358,12 +362,12 @@ def ins_imu(row: dict, stamp_ns: int, frame_id: str, *, oxts_axes: bool,
         q = oxts_from_flu_quaternion(q)
         w = oxts_from_flu_vector(w)
         f = oxts_from_flu_vector(f)
-        o_var, g_var, a_var = _oxts_var(o_var), _oxts_var(g_var), _oxts_var(a_var)
+        o_var, g_var, a_var = oxts_variances(o_var), oxts_variances(g_var), oxts_variances(a_var)
     return Imu(
         header=header(stamp_ns, frame_id),
-        orientation=_quat(q), orientation_covariance=_diag3(o_var),
-        angular_velocity=_vec3(w), angular_velocity_covariance=_diag3(g_var),
-        linear_acceleration=_vec3(f), linear_acceleration_covariance=_diag3(a_var))
+        orientation=_quat(q), orientation_covariance=diag3(o_var),
+        angular_velocity=_vec3(w), angular_velocity_covariance=diag3(g_var),
+        linear_acceleration=_vec3(f), linear_acceleration_covariance=diag3(a_var))
 
 
 def ins_velocity(row: dict, stamp_ns: int, frame_id: str = 'oxts_link'):
@@ -394,7 +398,7 @@ def utm_odometry(odom: dict, stamp_ns: int, *, frame_id: str = None, child_frame
     (6 values) if given (the row has none), else zero.  ``frame_id`` and
     ``child_frame_id`` override the row's names (e.g. with an agent prefix)."""
     odom = _sub(odom, 'odom')
-    twist_cov = np.zeros(36) if twist_var is None else _diag6(twist_var)
+    twist_cov = np.zeros(36) if twist_var is None else diag6(twist_var)
     return Odometry(
         header=header(stamp_ns, frame_id or _frame(odom, 'frame', 'frame_id', default='utm')),
         child_frame_id=(child_frame_id
@@ -402,7 +406,7 @@ def utm_odometry(odom: dict, stamp_ns: int, *, frame_id: str = None, child_frame
         pose=PoseWithCovariance(
             pose=Pose(position=_point(odom['position_m']),
                       orientation=_quat(odom['orientation_xyzw'])),
-            covariance=_diag6(odom['covariance'], floor=MIN_VARIANCE)),
+            covariance=diag6(odom['covariance'], floor=MIN_VARIANCE)),
         twist=TwistWithCovariance(
             twist=Twist(linear=_vec3(odom['linear_flu_mps']),
                         angular=_vec3(odom['angular_flu_radps'])),

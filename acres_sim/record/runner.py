@@ -276,12 +276,14 @@ class _Recording:
         finally:
             if collecting:
                 gc.enable()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
             if self.request.progress:
                 sys.stderr.write('\n')
             self.wall_s = time.monotonic() - started
-            self._close()
+            try:
+                self._close()        # a second Ctrl-C meanwhile cannot cut the closing short
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
         return self._finish()
 
     def _progress(self, t, wall):
@@ -307,7 +309,7 @@ class _Recording:
         """The block's samples: INS topics and truth rows now, rows to the delay line."""
         ins_rows = {}
         if agent.ins is not None and len(b.ins_k):
-            rows = [agent.ins._row(o) for o in b.ins.tolist()]
+            rows = [agent.ins.row(o) for o in b.ins.tolist()]
             ins_rows = dict(zip(b.ins_k.tolist(), rows))
             self._ins_topics(agent, b, entries)
             self._wait(agent, 'ins', b.ins_k, rows)

@@ -1,11 +1,13 @@
-"""The GNSS receiver model: one call per epoch turns the true antenna position
-into the receiver's output row (spec: GNSS Receiver).
+"""The GNSS receiver model: the true antenna position in, the receiver's output
+row out, one epoch at a time (``epoch``) or many per call (``epoch_records``
+in one kernel, then ``row`` per epoch) (spec: GNSS Receiver).
 
 Per epoch, in order: lines of sight of the 78 satellites, the sky view against
 the scene (classes, counts, DOPs, reflector and multipath index), the
 correction age, the epoch's 11 random values, the fix-state machine, the error
 model, then the row with the datum outputs and the GGA sentence.  Everything
-numerical runs in numba kernels; this module wires them and builds the row.
+numerical runs in one numba kernel (:func:`gnss_epochs`, which also puts the
+position on the ellipsoid in every frame); this module wires it and builds the row.
 
 The model is deterministic given its two streams: the GNSS-error stream
 (11 values every epoch, in every state) and the constellation stream (drawn
