@@ -238,3 +238,19 @@ def test_normalised_errors_of_long_runs_in_forced_states(fix, overrides):
     n = len(normalised)
     assert np.all(np.abs(normalised.mean(axis=0)) < 5 / math.sqrt(n))
     assert np.all(np.abs(normalised.std(axis=0) - 1.0) < 5 / math.sqrt(2 * n))
+
+
+def test_epoch_records_equal_single_epochs_and_refuse_time_going_back():
+    times = ticks(30.0)
+    antennas = np.array([OPEN_FIELD] * len(times)) + np.linspace(0.0, 30.0, len(times))[:, None]
+    one = receiver()
+    single = [one.epoch(t, a) for t, a in zip(times, antennas)]
+    many = receiver()
+    records = np.concatenate([many.epoch_records(times[:7], antennas[:7]),
+                              many.epoch_records(times[7:], antennas[7:])])
+    assert [many.row(t, a, r) for t, a, r in zip(times, antennas, records)] == single
+    before = (many.rng.state.copy(), many.fix_state.copy(), many.u.copy(), many.last_t)
+    with pytest.raises(ValueError, match='time must increase'):
+        many.epoch_records(np.array([times[-1] + 0.1, times[-1] + 0.1]), antennas[:2])
+    after = (many.rng.state, many.fix_state, many.u, many.last_t)
+    assert all(np.array_equal(a, b) for a, b in zip(before, after))   # nothing drawn

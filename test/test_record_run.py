@@ -181,3 +181,35 @@ def test_sensors_off_and_a_reused_folder(tmp_path_factory, polaris):
     truth = rows(out / 'agent_1' / 'truth.jsonl')
     assert len(truth) == 301 and 'ins_point' not in truth[0]
     assert not (out / 'agent_1' / 'ins.jsonl').exists()
+
+
+@pytest.mark.parametrize('delay, duration', [('0', '2.5'), ('2.5', '4.05'), ('0.05', '3.3')])
+def test_delivery_across_blocks_and_a_partial_last_second(tmp_path, delay, duration):
+    """Each row leaves the delay line at the step a DelayLine drained every
+    step releases it (also when that is a later second of the run than its
+    sample, and in a last second that is not whole); rows still waiting at the
+    end close the files with delivery null; the bag's times never go back."""
+    from acres_sim.core.schedule import DelayLine
+    out = tmp_path / 'run'
+    assert main(['record', '--duration', duration, '--delay', delay, '--out', str(out),
+                 '--no-progress']) == 0
+    steps = round(float(duration) * 120)
+    for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl'):
+        got = rows(out / name)
+        line, expected = DelayLine(float(delay)), {}
+        samples = {r['sample_time_s'] for r in got}
+        for k in range(steps + 1):
+            if k / 120 in samples:
+                line.push(k / 120, k)
+            for release in line.drain(k / 120):
+                expected[release.sample_time] = release.delivery_time
+        expected.update({r.sample_time: None for r in line.flush()})
+        assert [r['delivery_time_s'] for r in got] == [expected[r['sample_time_s']] for r in got]
+        assert [r['sample_time_s'] for r in got] == sorted(samples)
+    assert rows(out / 'ins.jsonl')[-1]['sample_time_s'] == steps / 120
+    episode = json.loads((out / 'episode.json').read_text())
+    assert episode['simulated_s'] == steps / 120 and episode['stop_signal'] is None
+    with open(out / 'bag' / 'bag.mcap', 'rb') as f:
+        from mcap.reader import make_reader
+        times = [m.log_time for _s, _c, m in make_reader(f).iter_messages(log_time_order=False)]
+    assert times == sorted(times) and len(times) > 0

@@ -253,3 +253,19 @@ def test_delivery_step_equals_a_delay_line_drained_every_step(delay_s):
     assert delivered
     for k_sample, k in delivered.items():
         assert delivery_step(k_sample, delay_s, 120) == k
+
+
+@pytest.mark.parametrize('delay_s', [0.05, 1 / 120, 10.0])
+@pytest.mark.parametrize('k0', [10**6, 432_000, 7 * 86400 * 120 - 5000])
+def test_delivery_step_far_into_a_run(delay_s, k0):
+    """At the end of a week-long run (the recorder's limit) too: floats there
+    have far fewer bits left for the fraction of a second."""
+    line = DelayLine(delay_s)
+    delivered = {}
+    for k in range(k0, k0 + int(delay_s * 120) + 300):
+        if k < k0 + 200:
+            line.push(k / 120, k)
+        for release in line.drain(k / 120):
+            delivered[release.item] = k
+    assert len(delivered) == 200
+    assert all(delivery_step(k, delay_s, 120) == kd for k, kd in delivered.items())

@@ -123,14 +123,15 @@ def _has_non_finite(value) -> bool:
     return False
 
 
-def dumps_line(row) -> bytes:
+def dumps_line(row, check_finite: bool = True) -> bytes:
     """One row as one line of JSON (bytes, without the newline).  Compact
     separators, keys in the row's order, ASCII only; NaN and infinities raise
-    ValueError."""
+    ValueError (``check_finite=False``: the caller has checked the numbers,
+    e.g. a block of them at once, and the line is not searched for them)."""
     if orjson is not None:
         line = orjson.dumps(row, default=_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
         # orjson writes a non-finite float as null: look closer only then
-        if b'null' in line and _has_non_finite(row):
+        if check_finite and b'null' in line and _has_non_finite(row):
             raise ValueError(f'a row holds NaN or an infinity (write null): {row!r:.200}')
     if orjson is None or not line.isascii():
         line = json.dumps(row, allow_nan=False, separators=(',', ':'),
@@ -183,13 +184,14 @@ class JsonlWriter:
     def closed(self) -> bool:
         return self._file is None
 
-    def write(self, row) -> None:
+    def write(self, row, check_finite: bool = True) -> None:
         """Add one row (a dict, or anything JSON can hold).  The line is built
         completely before anything is queued; a row that cannot be written
-        (NaN, an unknown type) raises and leaves the file as it was."""
+        (NaN, an unknown type) raises and leaves the file as it was.
+        ``check_finite``: see :func:`dumps_line`."""
         if self._file is None:
             raise ValueError(f'{self.path}: write to a closed JsonlWriter')
-        line = dumps_line(row) + b'\n'
+        line = dumps_line(row, check_finite) + b'\n'
         self._pending.append(line)     # one atomic list append
         self.lines_written += 1
         if len(self._pending) >= self.flush_every:

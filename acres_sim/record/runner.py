@@ -307,6 +307,10 @@ class _Recording:
 
     def _sample(self, agent, b, entries):
         """The block's samples: INS topics and truth rows now, rows to the delay line."""
+        for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
+            if not np.isfinite(values).all():   # then their rows skip the search per line
+                raise FloatingPointError(f'agent {agent.index}: the {name} model gave a '
+                                         'non-finite value in this second of the run')
         ins_rows = {}
         if agent.ins is not None and len(b.ins_k):
             rows = [agent.ins.row(o) for o in b.ins.tolist()]
@@ -346,15 +350,15 @@ class _Recording:
             while line and line[0][0] < k_end:
                 k_delivery, k, row, extra = line.popleft()
                 timed = self._timed(row, k, k_delivery / PHYSICS_HZ)
-                file.write(timed)
-                when = ns_of_step(k_delivery)
+                file.write(timed, check_finite=name == 'gnss')   # the others: checked arrays
                 if name == 'gnss':
+                    when = ns_of_step(k_delivery)
                     for topic, data in self._gnss_messages(agent, timed, ns_of_step(k)):
                         gnss_topics[topic][0].append(when)
                         gnss_topics[topic][1].append(data)
                     report.append((_trim(timed, 'gnss'), extra))
                 elif name == 'imu':
-                    imu_raw[0].append(when)
+                    imu_raw[0].append(ns_of_step(k_delivery))
                     imu_raw[1].append(extra)
                     report.append(timed)
                 else:
@@ -415,7 +419,7 @@ class _Recording:
         }
         if ins_row is not None:
             row['ins_point'] = ins_row['truth']
-        agent.files['truth'].write(row)
+        agent.files['truth'].write(row, check_finite=False)   # a checked array
         point = ins_row['truth']['position_enu_m'] if ins_row is not None else truth[T_P:T_P + 3]
         agent.report['truth'].append({'sample_time_s': t, 'position_enu_m': point})
 
