@@ -88,7 +88,7 @@ def cmd_config_docs(args):
 
 
 def cmd_record(args):
-    from acres_sim.record.bag import BagWriterError
+    from acres_sim.record.child import WriterProcessError
     from acres_sim.record.runner import RecordRequest, record
 
     if args.rig == 'none':
@@ -105,8 +105,8 @@ def cmd_record(args):
                                                 args.agents, args.route, args.scene, progress))
     except OSError as err:
         raise UsageError(f'cannot write the recording to {out}: {err.strerror or err}') from None
-    except BagWriterError as err:    # e.g. a full disk under the bag writer's process
-        raise UsageError(f'cannot write the bag of the recording to {out}: {err.reason}') from None
+    except WriterProcessError as err:   # e.g. a full disk under a writer process
+        raise UsageError(f'cannot write the recording to {out}: {err.reason}') from None
     print(summary)
     note = ' (cut short)' if episode['cut_short'] else ''
     written = sorted(str(p.relative_to(out)) + ('/' if p.is_dir() else '')

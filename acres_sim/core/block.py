@@ -47,16 +47,13 @@ from acres_sim.core.physics import (DT, S_PX, S_PZ, S_VX, S_VZ, S_WX, S_WZ, step
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.core.schedule import DUE_TOLERANCE_S
-from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W, TRUTH_SIZE
 
 __all__ = ['Block', 'RigSimulation', 'TRUTH_SIZE', 'run_vehicle_block']
 
 # Due schedules, one row per vehicle: next due time of each sensor.
 DUE_IMU, DUE_INS, DUE_GNSS, DUE_TRUTH = range(4)
 
-# A truth record (float64): p (3), q (4, xyzw), v (3), w (3).
-T_P, T_Q, T_V, T_W = 0, 3, 7, 10
-TRUTH_SIZE = 13
 
 
 @njit(cache=True)

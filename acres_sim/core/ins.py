@@ -45,7 +45,7 @@ from acres_sim.core.quaternion import q_x, q_y, q_z, quat_from_matrix, quat_mult
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
 __all__ = ['FIX_FRAMES', 'FRAME_ID', 'InsModel', 'InsParams', 'RESULT_SIZE', 'VALUES_PER_EPOCH',
-           'ins_epoch_kernel', 'ins_epoch_values', 'oxts_imu_axes']
+           'ins_epoch_kernel', 'ins_epoch_values', 'ins_row', 'oxts_imu_axes']
 
 GRAVITY_MPS2 = 9.80665
 VALUES_PER_EPOCH = 18
@@ -293,6 +293,12 @@ class InsModel:
         """The odometry's pose variances (x, y, z [m^2], roll, pitch, yaw [rad^2])."""
         return list(self._pose_variance)
 
+    @property
+    def row_spec(self) -> tuple:
+        """(datum, position variances, pose variances): what :func:`ins_row` takes
+        besides the results."""
+        return self._datum, list(self._position_variance), list(self._pose_variance)
+
     def kernel_arrays(self):
         """(lever arm, memory, sigmas, stream state, site parameters, frame code,
         central meridian): the model's own arrays and constants, for batch
@@ -340,31 +346,38 @@ class InsModel:
     def row(self, o: list) -> dict:
         """The ins.jsonl row of an epoch's results ``o`` (a list in the
         RESULT_SIZE layout, e.g. a row of a block's INS array ``.tolist()``)."""
-        velocity = o[V_INS:V_INS + 3]
-        rate = o[W_INS:W_INS + 3]
-        utm = o[UTM:UTM + 3]
-        return {
-            'frame_id': FRAME_ID,
-            'fix': {'latitude_deg': math.degrees(o[LLH]),
-                    'longitude_deg': math.degrees(o[LLH + 1]),
-                    'altitude_m': o[LLH + 2], 'datum': self._datum,
-                    'status': FIX_STATUS, 'service': FIX_SERVICE,
-                    'position_covariance': list(self._position_variance)},
-            'imu': {'orientation_enu_xyzw': o[Q_INS:Q_INS + 4],
-                    'angular_velocity_flu_radps': rate,
-                    'linear_acceleration_flu_mps2': o[F_INS:F_INS + 3]},
-            'velocity': {'linear_flu_mps': velocity, 'angular_flu_radps': list(rate)},
-            'position_enu_m': o[P_INS:P_INS + 3],
-            'odom': {'frame_id': 'utm', 'child_frame_id': 'base_footprint',
-                     'position_m': utm, 'orientation_xyzw': o[Q_UTM:Q_UTM + 4],
-                     'linear_flu_mps': list(velocity), 'angular_flu_radps': list(rate),
-                     'grid_rotation_deg': math.degrees(o[ALPHA]),
-                     'covariance': list(self._pose_variance)},
-            'truth': {'position_enu_m': o[P_N:P_N + 3],
-                      'orientation_enu_xyzw': o[Q_TRUE:Q_TRUE + 4],
-                      'position_utm_m': o[UTM_TRUE:UTM_TRUE + 3],
-                      'orientation_utm_xyzw': o[Q_UTM_TRUE:Q_UTM_TRUE + 4],
-                      'grid_rotation_deg': math.degrees(o[ALPHA_TRUE]),
-                      'linear_flu_mps': o[V_N_FLU:V_N_FLU + 3],
-                      'angular_flu_radps': o[W_FLU:W_FLU + 3]},
-        }
+        return ins_row(o, self._datum, self._position_variance, self._pose_variance)
+
+
+def ins_row(o: list, datum: str, position_variance, pose_variance) -> dict:
+    """The ins.jsonl row of an epoch's results ``o`` (a list in the RESULT_SIZE
+    layout): ``datum`` the fix's frame name, the fix's 3 and the odometry's 6
+    variances.  Plain Python (no numba), for any process that writes rows."""
+    velocity = o[V_INS:V_INS + 3]
+    rate = o[W_INS:W_INS + 3]
+    utm = o[UTM:UTM + 3]
+    return {
+        'frame_id': FRAME_ID,
+        'fix': {'latitude_deg': math.degrees(o[LLH]),
+                'longitude_deg': math.degrees(o[LLH + 1]),
+                'altitude_m': o[LLH + 2], 'datum': datum,
+                'status': FIX_STATUS, 'service': FIX_SERVICE,
+                'position_covariance': list(position_variance)},
+        'imu': {'orientation_enu_xyzw': o[Q_INS:Q_INS + 4],
+                'angular_velocity_flu_radps': rate,
+                'linear_acceleration_flu_mps2': o[F_INS:F_INS + 3]},
+        'velocity': {'linear_flu_mps': velocity, 'angular_flu_radps': list(rate)},
+        'position_enu_m': o[P_INS:P_INS + 3],
+        'odom': {'frame_id': 'utm', 'child_frame_id': 'base_footprint',
+                 'position_m': utm, 'orientation_xyzw': o[Q_UTM:Q_UTM + 4],
+                 'linear_flu_mps': list(velocity), 'angular_flu_radps': list(rate),
+                 'grid_rotation_deg': math.degrees(o[ALPHA]),
+                 'covariance': list(pose_variance)},
+        'truth': {'position_enu_m': o[P_N:P_N + 3],
+                  'orientation_enu_xyzw': o[Q_TRUE:Q_TRUE + 4],
+                  'position_utm_m': o[UTM_TRUE:UTM_TRUE + 3],
+                  'orientation_utm_xyzw': o[Q_UTM_TRUE:Q_UTM_TRUE + 4],
+                  'grid_rotation_deg': math.degrees(o[ALPHA_TRUE]),
+                  'linear_flu_mps': o[V_N_FLU:V_N_FLU + 3],
+                  'angular_flu_radps': o[W_FLU:W_FLU + 3]},
+    }

@@ -7,9 +7,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ['PHYSICS_HZ', 'Truth']
+__all__ = ['PHYSICS_HZ', 'TRUTH_SIZE', 'T_P', 'T_Q', 'T_V', 'T_W', 'Truth']
 
 PHYSICS_HZ = 120  # physics steps per second; t = k / PHYSICS_HZ from the integer step k
+
+# A truth record as a float64 row (acres_sim.core.block): chassis origin p (3),
+# orientation q (4, xyzw, body FLU -> ENU), CoM velocity v (3), angular velocity w (3).
+T_P, T_Q, T_V, T_W = 0, 3, 7, 10
+TRUTH_SIZE = 13
 
 
 class Truth(NamedTuple):

@@ -46,11 +46,9 @@ bench/bench_bag_writer.py):
   fork time: a child that can deadlock) and the whole simulation's memory.
   ``spawn`` starts a fresh interpreter that imports only this module (rosbags,
   about 0.2 s, once per bag).  The parent's ``__main__`` is hidden while the
-  child starts (multiprocessing would otherwise re-import the recorder's main
-  module in the child: the whole simulator, and a script without an
-  ``if __name__ == '__main__'`` guard would fail), and SIGINT/SIGTERM are
-  blocked in the starting thread so the child is born with them blocked, then
-  ignores them -- the pattern of multiprocessing's own resource tracker.
+  child starts and SIGINT/SIGTERM are blocked so that it is born with them
+  blocked, then ignores them (:mod:`acres_sim.record.child`, shared with the
+  recorder's row writer; the pattern of multiprocessing's resource tracker).
 * **Signals.**  A Ctrl-C reaches the whole process group; the child ignores
   SIGINT and SIGTERM and ends only through its pipe: on the parent's close
   message, or on end-of-file when the parent dies without closing (SIGKILL,
@@ -82,7 +80,6 @@ import signal
 import sys
 import threading
 import traceback
-import types
 import weakref
 
 import numpy as np
@@ -92,6 +89,7 @@ from rosbags.interfaces import (
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
+from .child import WriterProcessError, exit_text, ignore_interrupts, starting_child
 from .jsonl import interrupts_held
 
 try:
@@ -119,9 +117,6 @@ BATCH_SIZE = 500
 #: /proc/sys/fs/pipe-max-size for unprivileged processes).
 _PIPE_BYTES = 1 << 20
 
-#: Signals the writer process ignores: it ends through its pipe only.
-_CHILD_IGNORED = (signal.SIGINT, signal.SIGTERM)
-
 _MAX_STAMP = 1 << 64
 
 #: RMW_DURATION_INFINITE {sec, nsec}: what rosbag2 records for the default
@@ -129,14 +124,9 @@ _MAX_STAMP = 1 << 64
 _INFINITE = QosTime(9223372036, 854775807)
 
 
-class BagWriterError(RuntimeError):
+class BagWriterError(WriterProcessError):
     """The background writer process failed or died; the text says how (with
-    the child's traceback), ``reason`` in one line (for a user's message)."""
-
-    @property
-    def reason(self) -> str:
-        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
-        return lines[-1] if lines else 'the bag writer process failed'
+    the child's traceback), ``reason`` in one line."""
 
 
 def qos_profile(*, depth: int = 10, durability: str = 'volatile',
@@ -211,9 +201,7 @@ def _child_main(path: str, version: int, inbox, outbox) -> None:
     the messages' bytes joined (message i at ``offsets[i]``, written in the
     order of the lists).  Replies on ``outbox``: ``('ready',)`` once the
     bag is open, then ``('closed', message_count)`` or ``('error', traceback)``."""
-    for sig in _CHILD_IGNORED:
-        signal.signal(sig, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _CHILD_IGNORED)   # blocked since birth
+    ignore_interrupts()
     writer = None
     try:
         writer = Writer(Path(path), version=version, storage_plugin=StoragePlugin.MCAP)
@@ -261,32 +249,6 @@ def _child_main(path: str, version: int, inbox, outbox) -> None:
         sys.exit(1)
 
 
-@contextlib.contextmanager
-def _starting_child():
-    """Around ``Process.start()`` with the spawn method: hide the parent's
-    ``__main__`` (spawn would re-import it in the child) and block the
-    signals the child will ignore (the child inherits the mask, so a Ctrl-C
-    during its start-up cannot kill it; here it stays pending, not lost)."""
-    main = sys.modules.get('__main__')
-    sys.modules['__main__'] = types.ModuleType('__main__')
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _CHILD_IGNORED)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        if main is not None:
-            sys.modules['__main__'] = main
-
-
-def _signal_text(exitcode) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            return f'was killed by {signal.Signals(-exitcode).name}'
-        except ValueError:
-            return f'was killed by signal {-exitcode}'
-    return f'exited with code {exitcode}'
-
-
 class _WriterProcess:
     """Parent side of the background writer: the process, its two pipes and
     the batch being filled.  Holds no reference to the :class:`BagWriter`
@@ -308,7 +270,7 @@ class _WriterProcess:
                 fcntl(self.inbox.fileno(), F_SETPIPE_SZ, _PIPE_BYTES)
         self.process = ctx.Process(target=_child_main, name=f'bag writer {path.name}',
                                    args=(str(path), version, child_in, child_out))
-        with _starting_child():
+        with starting_child():
             self.process.start()
         child_in.close()           # only the child holds these ends now: each side
         child_out.close()          # sees end-of-file when the other one is gone
@@ -399,7 +361,7 @@ class _WriterProcess:
             return f'{head} failed {when}:\n{reply[1]}'
         if self.process.exitcode is None:
             return f'{head} stopped answering {when} (reply {reply!r})'
-        text = f'{head} {_signal_text(self.process.exitcode)} {when}'
+        text = f'{head} {exit_text(self.process.exitcode)} {when}'
         if self.sent or self.pending:
             text += (f', so the bag may not be closed; {self.sent} messages were sent to it, '
                      f'{len(self.pending)} not')

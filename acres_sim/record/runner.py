@@ -12,8 +12,11 @@ the GNSS receiver and IMU topics at delivery, stamped with the sample time, as
 their nodes publish them.  Within a block the bag gets its messages in time
 order (at one time: /clock, then each agent's INS topics, then its
 deliveries), the high-rate ones encoded a block at a time
-(:mod:`acres_sim.record.batches`); rosbags writes them in a child process
-(``BagWriter(background=True)``), on the other core.
+(:mod:`acres_sim.record.batches`).  Two writer processes take the heaviest
+writing off the simulation's process, to the other core: rosbags writes the bag
+in one (``BagWriter(background=True)``), and ``ins.jsonl`` and ``truth.jsonl``
+are built from the block arrays and written in the other
+(:mod:`acres_sim.record.rows_process`); ``gnss.jsonl`` and ``imu.jsonl`` stay here.
 """
 
 from collections import deque
@@ -33,22 +36,23 @@ import numpy as np
 from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.block import T_P, T_Q, T_V, T_W, RigSimulation
+from acres_sim.core.block import RigSimulation
 from acres_sim.core.frames import chassis_in_base_footprint, lever_arm_from_chassis
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import InsModel
+from acres_sim.core.ins import P_INS, P_N, InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.quaternion import q_z
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import delivery_step
-from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.record.bag import BagWriter
 from acres_sim.record.jsonl import JsonlWriter
 from acres_sim.record.report import format_summary, summary_table, write_report
+from acres_sim.record.rows_process import RowProcess, timed_row
 
 __all__ = ['RecordRequest', 'record', 'DEFAULT_ROUTES', 'INS_TOPICS']
 
@@ -132,7 +136,9 @@ class _Recording:
         self._prepare_folder()
         n = request.agents
         self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
+        self._row_files = []
         self.agents = [self._agent(k, n) for k in range(n)]
+        self.rows = RowProcess(self._row_files, config['delay_s'])
         rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
         rates['truth'] = config['ins.hz']   # truth.jsonl at the INS rate, INS on or off
         self.sim = RigSimulation(self.fleet, [a.follower for a in self.agents],
@@ -149,6 +155,7 @@ class _Recording:
         self.batches = MessageBatches(self.imu_var, self.ins_var,
                                       ins.pose_variance if ins else [0.0] * 6,
                                       ins.position_variance if ins else [0.0] * 3)
+        self.ins_position_variance = ins.position_variance if ins else None
         self.cut_short = False
         self.stop_signal = None        # 'SIGINT' or 'SIGTERM' when one cut the run short
 
@@ -184,9 +191,12 @@ class _Recording:
             'ins': InsModel.from_config(c, self._arm('ins.position_flu_m'), agent_index=index,
                                         site=self.site) if c['ins.enabled'] else None,
         }
+        # ins.jsonl and truth.jsonl belong to the row writer process (self.rows)
         files = {name: JsonlWriter(folder / f'{name}.jsonl')
-                 for name, model in models.items() if model is not None}
-        files['truth'] = JsonlWriter(folder / 'truth.jsonl')
+                 for name, model in models.items() if model is not None and name != 'ins'}
+        self._row_files.append((str(folder / 'ins.jsonl') if models['ins'] else None,
+                                str(folder / 'truth.jsonl'),
+                                models['ins'].row_spec if models['ins'] else None))
         return _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
                       models['imu'], models['ins'], models['gnss'], files)
 
@@ -303,6 +313,8 @@ class _Recording:
         for agent, block in zip(self.agents, blocks):
             self._sample(agent, block, entries)
             self._deliver(agent, k1, entries)
+        self.rows.send_block(k1, [(agent.index, b.ins_k, b.ins, b.truth_k, b.truth)
+                                  for agent, b in zip(self.agents, blocks)])
         self.bag.write_block(entries)
 
     def _sample(self, agent, b, entries):
@@ -311,14 +323,17 @@ class _Recording:
             if not np.isfinite(values).all():   # then their rows skip the search per line
                 raise FloatingPointError(f'agent {agent.index}: the {name} model gave a '
                                          'non-finite value in this second of the run')
-        ins_rows = {}
+        ins_points = {}
         if agent.ins is not None and len(b.ins_k):
-            rows = [agent.ins.row(o) for o in b.ins.tolist()]
-            ins_rows = dict(zip(b.ins_k.tolist(), rows))
             self._ins_topics(agent, b, entries)
-            self._wait(agent, 'ins', b.ins_k, rows)
+            # the rows themselves are the row writer's; the report keeps a few values
+            self._wait(agent, 'ins', b.ins_k, b.ins[:, [P_INS, P_INS + 1, P_INS + 2,
+                                                       P_N, P_N + 1, P_N + 2]].tolist())
+            ins_points = dict(zip(b.ins_k.tolist(), b.ins[:, P_N:P_N + 3].tolist()))
+        report = agent.report['truth']
         for k, truth in zip(b.truth_k.tolist(), b.truth.tolist()):
-            self._write_truth(agent, k, truth, ins_rows.get(k))
+            point = ins_points.get(k) or truth[T_P:T_P + 3]
+            report.append({'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': point})
         if agent.imu is not None and len(b.imu_k):
             values = [[round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]]
                       for v in b.imu.tolist()]
@@ -349,20 +364,21 @@ class _Recording:
             line, file, report = agent.waiting[name], agent.files.get(name), agent.report[name]
             while line and line[0][0] < k_end:
                 k_delivery, k, row, extra = line.popleft()
+                if name == 'ins':             # written by the row writer
+                    report.append(self._ins_report(k, row))
+                    continue
                 timed = self._timed(row, k, k_delivery / PHYSICS_HZ)
-                file.write(timed, check_finite=name == 'gnss')   # the others: checked arrays
+                file.write(timed, check_finite=name == 'gnss')   # the IMU's: checked arrays
                 if name == 'gnss':
                     when = ns_of_step(k_delivery)
                     for topic, data in self._gnss_messages(agent, timed, ns_of_step(k)):
                         gnss_topics[topic][0].append(when)
                         gnss_topics[topic][1].append(data)
-                    report.append((_trim(timed, 'gnss'), extra))
+                    report.append((_gnss_report(timed), extra))
                 elif name == 'imu':
                     imu_raw[0].append(ns_of_step(k_delivery))
                     imu_raw[1].append(extra)
                     report.append(timed)
-                else:
-                    report.append(_trim(timed, 'ins'))
         for topic, (whens, datas) in gnss_topics.items():
             if whens:
                 entries.append(_joined(topic if topic.startswith('/') else
@@ -371,10 +387,13 @@ class _Recording:
             entries.append(_joined(self._topic(agent, 'imu/data_raw'), *imu_raw))
 
     def _timed(self, row, k_sample, delivery_time):
-        """A model row with the scheduler's sample, available and delivery times."""
-        t = k_sample / PHYSICS_HZ
-        return {**row, 'sample_time_s': t, 'available_time_s': t + self.delay_s,
-                'delivery_time_s': delivery_time}
+        return timed_row(row, k_sample, delivery_time, self.delay_s)
+
+    def _ins_report(self, k, values):
+        """What the report takes of an INS row: time, position, its variances, truth."""
+        return {'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': values[:3],
+                'fix': {'position_covariance': self.ins_position_variance},
+                'truth': {'position_enu_m': values[3:]}}
 
     def _gnss_messages(self, agent, row, stamp):
         """(topic, CDR bytes) of the receiver's fix, GGA sentence and diagnostics."""
@@ -407,31 +426,16 @@ class _Recording:
         entries.append(_entry(self._topic(agent, topics['truth']), t_ns,
                               batches.ground_truth_odometry(results, t_ns, 'utm', base)))
 
-    def _write_truth(self, agent, k, truth, ins_row):
-        """Chassis truth; the INS point's too when the INS sampled at this step."""
-        t = k / PHYSICS_HZ
-        row = {
-            'time_s': t,
-            'chassis': {'position_enu_m': truth[T_P:T_P + 3],
-                        'orientation_enu_xyzw': truth[T_Q:T_Q + 4],
-                        'velocity_com_enu_mps': truth[T_V:T_V + 3],
-                        'angular_velocity_enu_radps': truth[T_W:T_W + 3]},
-        }
-        if ins_row is not None:
-            row['ins_point'] = ins_row['truth']
-        agent.files['truth'].write(row, check_finite=False)   # a checked array
-        point = ins_row['truth']['position_enu_m'] if ins_row is not None else truth[T_P:T_P + 3]
-        agent.report['truth'].append({'sample_time_s': t, 'position_enu_m': point})
-
     # -- the end --------------------------------------------------------------
 
     def _close(self):
         """Close every file, each whatever happens to the others."""
-        writers = [self.bag]
+        writers = [self.bag, self.rows]
         for agent in self.agents:
             for name, line in agent.waiting.items():
-                for _k_delivery, k, row, _extra in line:  # never delivered: delivery time null
-                    agent.files[name].write(self._timed(row, k, None))
+                if name != 'ins':                  # the INS rows: the row writer's
+                    for _k_delivery, k, row, _extra in line:  # never delivered: null
+                        agent.files[name].write(self._timed(row, k, None))
                 line.clear()
             writers += list(agent.files.values())
         errors = []
@@ -508,16 +512,11 @@ def _biases(imu):
 
 _GNSS_REPORT_KEYS = ('sample_time_s', 'fix_type', 'position_enu_m', 'sigma_enu_m',
                      'satellites_used', 'pdop')
-_INS_REPORT_KEYS = ('sample_time_s', 'position_enu_m', 'fix')
 
 
-def _trim(row, kind):
-    """The few keys the report needs (keeps memory small in long runs)."""
-    keys = _GNSS_REPORT_KEYS if kind == 'gnss' else _INS_REPORT_KEYS
-    trimmed = {k: row[k] for k in keys if k in row}
-    if kind == 'ins':
-        trimmed['truth'] = {'position_enu_m': row['truth']['position_enu_m']}
-    return trimmed
+def _gnss_report(row):
+    """The few keys of a GNSS row the report needs (keeps memory small in long runs)."""
+    return {k: row[k] for k in _GNSS_REPORT_KEYS if k in row}
 
 
 def record(request: RecordRequest):

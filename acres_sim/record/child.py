@@ -1,0 +1,70 @@
+"""What the recorder's writer processes share (the bag writer of
+:mod:`acres_sim.record.bag` and the row writer of
+:mod:`acres_sim.record.rows_process`): how they are started and how they
+treat SIGINT and SIGTERM.
+
+A writer process is started with the ``spawn`` method (a fresh interpreter:
+``fork`` would copy a parent with numba and numpy loaded, thread pools whose
+locks another thread may hold, and the whole simulation's memory).  While it
+starts, the parent's ``__main__`` is hidden (spawn would re-import it in the
+child: the whole simulator, and a script without an ``if __name__ ==
+'__main__'`` guard would fail) and SIGINT/SIGTERM are blocked in the starting
+thread, so the child is born with them blocked; the child then ignores them
+-- a Ctrl-C reaches the whole process group, and the parent decides when its
+writers close (through their pipes, or by end-of-file when it dies).
+"""
+
+import contextlib
+import signal
+import sys
+import types
+
+__all__ = ['IGNORED_SIGNALS', 'WriterProcessError', 'exit_text', 'ignore_interrupts',
+           'starting_child']
+
+class WriterProcessError(RuntimeError):
+    """A writer process failed or died; the text says how (with the child's
+    traceback), ``reason`` in one line (for a user's message)."""
+
+    @property
+    def reason(self) -> str:
+        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
+        return lines[-1] if lines else 'a writer process failed'
+
+
+#: Signals a writer process ignores: it ends through its pipe only.
+IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def starting_child():
+    """Around ``Process.start()``: hide ``__main__``, block IGNORED_SIGNALS
+    (the child inherits the mask, so a Ctrl-C during its start-up cannot kill
+    it; in the parent it stays pending, not lost)."""
+    main = sys.modules.get('__main__')
+    sys.modules['__main__'] = types.ModuleType('__main__')
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, IGNORED_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if main is not None:
+            sys.modules['__main__'] = main
+
+
+def ignore_interrupts() -> None:
+    """First thing in a writer process: ignore IGNORED_SIGNALS, then unblock
+    them (they were blocked since its birth)."""
+    for sig in IGNORED_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, IGNORED_SIGNALS)
+
+
+def exit_text(exitcode) -> str:
+    """'was killed by SIGKILL', 'exited with code 1', ... for Process.exitcode."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f'was killed by {signal.Signals(-exitcode).name}'
+        except ValueError:
+            return f'was killed by signal {-exitcode}'
+    return f'exited with code {exitcode}'

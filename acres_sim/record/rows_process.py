@@ -1,0 +1,228 @@
+"""``ins.jsonl`` and ``truth.jsonl`` written by a child process from the block
+arrays, so that building and encoding their rows (about a third of the
+recorder's Python) runs on the other core, beside the simulation.
+
+The parent sends, per block of steps, each agent's INS epoch results and truth
+records as numpy arrays (:meth:`RowProcess.send_block`); the child turns them
+into rows exactly as the recorder did in process (:func:`acres_sim.core.ins.ins_row`,
+:func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
+delay line until their delivery step (:func:`acres_sim.core.schedule.delivery_step`),
+writing them then with the scheduler's times.  On close (or end-of-file: the
+parent died) the rows still waiting are written with delivery null and the
+files closed, whole lines only.  Start-up and signals as every writer process
+(:mod:`acres_sim.record.child`); a failure of the child is raised in the parent
+as :class:`RowProcessError` at the next block or at close.
+"""
+
+from collections import deque
+import multiprocessing
+import multiprocessing.util
+import sys
+import traceback
+
+from acres_sim.core.ins import ins_row
+from acres_sim.core.schedule import delivery_step
+from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
+from acres_sim.record.child import (WriterProcessError, exit_text, ignore_interrupts,
+                                    starting_child)
+from acres_sim.record.jsonl import JsonlWriter, interrupts_held
+
+__all__ = ['RowProcess', 'RowProcessError', 'timed_row', 'truth_row']
+
+
+class RowProcessError(WriterProcessError):
+    """The row writer process failed or died; ``reason`` in one line."""
+
+
+def timed_row(row, k_sample, delivery_time, delay_s):
+    """A model row with the scheduler's sample, available and delivery times."""
+    t = k_sample / PHYSICS_HZ
+    return {**row, 'sample_time_s': t, 'available_time_s': t + delay_s,
+            'delivery_time_s': delivery_time}
+
+
+def truth_row(k, truth, ins):
+    """The truth.jsonl row of step k: the chassis truth (a list in the TRUTH_SIZE
+    layout), and the INS point's truth when the INS sampled at this step (its
+    row ``ins``, or None)."""
+    row = {
+        'time_s': k / PHYSICS_HZ,
+        'chassis': {'position_enu_m': truth[T_P:T_P + 3],
+                    'orientation_enu_xyzw': truth[T_Q:T_Q + 4],
+                    'velocity_com_enu_mps': truth[T_V:T_V + 3],
+                    'angular_velocity_enu_radps': truth[T_W:T_W + 3]},
+    }
+    if ins is not None:
+        row['ins_point'] = ins['truth']
+    return row
+
+
+class _Agent:
+    """The child's files and delay line of one agent."""
+
+    def __init__(self, ins_path, truth_path, ins_spec):
+        self.ins = JsonlWriter(ins_path) if ins_path else None
+        self.truth = JsonlWriter(truth_path)
+        self.spec = ins_spec            # (datum, position variance, pose variance)
+        self.waiting = deque()          # (delivery step, sample step, row)
+
+    def block(self, k_end, ins_k, ins, truth_k, truth, delay_s):
+        rows = {}
+        if self.ins is not None:
+            for k, o in zip(ins_k.tolist(), ins.tolist()):
+                rows[k] = ins_row(o, *self.spec)
+                self.waiting.append((delivery_step(k, delay_s, PHYSICS_HZ), k, rows[k]))
+        for k, t in zip(truth_k.tolist(), truth.tolist()):
+            self.truth.write(truth_row(k, t, rows.get(k)), check_finite=False)  # checked arrays
+        while self.waiting and self.waiting[0][0] < k_end:
+            k_delivery, k, row = self.waiting.popleft()
+            self.ins.write(timed_row(row, k, k_delivery / PHYSICS_HZ, delay_s),
+                           check_finite=False)
+
+    def close(self, delay_s):
+        """Rows never delivered (delivery null), then the files; each whatever
+        happens to the other."""
+        try:
+            for _k_delivery, k, row in self.waiting:
+                self.ins.write(timed_row(row, k, None, delay_s))
+            self.waiting.clear()
+        finally:
+            try:
+                if self.ins is not None:
+                    self.ins.close()
+            finally:
+                self.truth.close()
+
+
+def _child_main(agents, delay_s, inbox, outbox):
+    """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
+    per agent.  Frames: ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``,
+    ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
+    ignore_interrupts()
+    writers = []
+    try:
+        writers = [_Agent(*spec) for spec in agents]
+        outbox.send(('ready',))
+        while True:
+            try:
+                frame = inbox.recv()
+            except (EOFError, OSError):      # the parent died: finish the files
+                frame = ('eof',)
+            if frame[0] == 'block':
+                _, k_end, items = frame
+                for index, ins_k, ins, truth_k, truth in items:
+                    writers[index].block(k_end, ins_k, ins, truth_k, truth, delay_s)
+                continue
+            for writer in writers:
+                writer.close(delay_s)
+            if frame[0] == 'close':
+                outbox.send(('closed',))
+            return
+    except BaseException:
+        text = traceback.format_exc()
+        for writer in writers:              # keep what was written whole
+            try:
+                writer.close(delay_s)
+            except Exception:
+                pass
+        try:
+            outbox.send(('error', text))
+        except OSError:
+            pass
+        sys.exit(1)
+
+
+class RowProcess:
+    """Parent side: start the row writer for ``agents`` (see :func:`_child_main`),
+    send it blocks, close it.  ``close()`` is idempotent and also runs at exit."""
+
+    def __init__(self, agents, delay_s):
+        ctx = multiprocessing.get_context('spawn')
+        child_in, self._inbox = ctx.Pipe(duplex=False)
+        self._outbox, child_out = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_child_main, name='row writer',
+                                    args=(list(agents), float(delay_s), child_in, child_out))
+        with starting_child():
+            self._process.start()
+        child_in.close()
+        child_out.close()
+        self.closed = False
+        self._error = None
+        self._reported = False           # the error was raised to the caller
+        if self._reply() != ('ready',):
+            self._finish()
+            raise self._failure('while opening the files')
+        self._finalizer = multiprocessing.util.Finalize(self, RowProcess._quiet_close,
+                                                        args=(self,), exitpriority=10)
+
+    def send_block(self, k_end, items):
+        """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth) with
+        the arrays of :class:`acres_sim.core.block.Block`; INS rows delivered
+        before step ``k_end`` are written now."""
+        if self._error is not None:
+            self._reported = True
+            raise self._error
+        if self._outbox.poll():             # only an error comes before close
+            self._reported = True
+            raise self._fail('while writing rows')
+        try:
+            with interrupts_held():
+                self._inbox.send(('block', int(k_end), items))
+        except OSError:
+            self._reported = True
+            raise self._fail('while receiving rows') from None
+
+    def close(self):
+        """Write what waits, close the files and the process; raise if it failed."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._error is None:
+                try:
+                    with interrupts_held():
+                        self._inbox.send(('close',))
+                except OSError:
+                    pass
+                reply = self._reply()
+                if reply != ('closed',):
+                    self._error = self._failure('while closing the files', reply)
+        finally:
+            self._finish()
+        if self._error is not None and not self._reported:
+            self._reported = True
+            raise self._error
+
+    # -- failures
+    def _reply(self):
+        try:
+            return self._outbox.recv()
+        except (EOFError, OSError):
+            return None
+
+    def _fail(self, when):
+        reply = self._reply() if self._outbox.poll(5.0) else None
+        self._error = self._failure(when, reply)
+        return self._error
+
+    def _failure(self, when, reply=None):
+        self._process.join(5.0)
+        head = f'the row writer process (pid {self._process.pid})'
+        if reply is not None and reply[0] == 'error':
+            return RowProcessError(f'{head} failed {when}:\n{reply[1]}')
+        return RowProcessError(f'{head} {exit_text(self._process.exitcode)} {when}')
+
+    def _finish(self):
+        self._inbox.close()
+        self._process.join(30.0)
+        if self._process.exitcode is None:   # pragma: no cover - a hung child
+            self._process.kill()
+            self._process.join()
+        self._outbox.close()
+
+    @staticmethod
+    def _quiet_close(process):
+        try:
+            process.close()
+        except Exception as exc:  # noqa: BLE001 - nothing to raise to at exit
+            print(f'acres_sim RowProcess: {exc}', file=sys.stderr)

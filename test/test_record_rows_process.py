@@ -1,0 +1,108 @@
+"""The row writer process (acres_sim.record.rows_process): rows as the recorder
+builds them in process, delivery by step, null delivery at close, whole files
+when the parent dies, and its failures raised in the parent."""
+
+import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from acres_sim.config import load_config
+from acres_sim.core.ins import RESULT_SIZE, InsModel
+from acres_sim.core.schedule import delivery_step
+from acres_sim.core.truth import TRUTH_SIZE
+from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row, truth_row
+
+
+def rows(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+@pytest.fixture(scope='module')
+def ins():
+    return InsModel.from_config(load_config(rig='polaris'), np.array([0.1, 0.0, 1.0]))
+
+
+def blocks(n_blocks, rng, hz_step=1):
+    """(k_end, ins_k, ins, truth_k, truth) of n_blocks blocks of 120 steps."""
+    out = []
+    for b in range(n_blocks):
+        k = np.arange(b * 120, (b + 1) * 120, hz_step, dtype=np.int64)
+        out.append((int((b + 1) * 120), k, rng.normal(size=(len(k), RESULT_SIZE)),
+                    k[::2].copy(), rng.normal(size=(len(k[::2]), TRUTH_SIZE))))
+    return out
+
+
+def test_rows_as_in_process(tmp_path, ins):
+    rng = np.random.default_rng(2)
+    data = blocks(3, rng, hz_step=3)
+    delay = 0.05
+    process = RowProcess([(str(tmp_path / 'ins.jsonl'), str(tmp_path / 'truth.jsonl'),
+                           ins.row_spec)], delay)
+    for k_end, ins_k, values, truth_k, truth in data:
+        process.send_block(k_end, [(0, ins_k, values, truth_k, truth)])
+    process.close()
+    process.close()                                    # twice is fine
+    expected_ins, expected_truth = [], []
+    for k_end, ins_k, values, truth_k, truth in data:
+        by_step = {k: ins.row(o) for k, o in zip(ins_k.tolist(), values.tolist())}
+        expected_truth += [truth_row(k, t, by_step.get(k))
+                           for k, t in zip(truth_k.tolist(), truth.tolist())]
+        for k, row in by_step.items():
+            kd = delivery_step(k, delay, 120)
+            expected_ins.append(timed_row(row, k, kd / 120 if kd < 360 else None, delay))
+    assert rows(tmp_path / 'ins.jsonl') == expected_ins
+    assert rows(tmp_path / 'truth.jsonl') == expected_truth
+    assert expected_ins[-1]['delivery_time_s'] is None and expected_truth[0]['ins_point']
+
+
+def test_a_dead_child_is_raised_once_as_a_one_line_reason(tmp_path, ins):
+    process = RowProcess([(None, str(tmp_path / 'truth.jsonl'), None)], 0.0)
+    os.kill(process._process.pid, signal.SIGKILL)
+    process._process.join(10)
+    empty = np.zeros((0, RESULT_SIZE))
+    with pytest.raises(RowProcessError, match='killed by SIGKILL') as err:
+        for _ in range(3):
+            process.send_block(120, [(0, np.zeros(0, dtype=np.int64), empty,
+                                      np.zeros(1, dtype=np.int64), np.zeros((1, TRUTH_SIZE)))])
+    assert 'SIGKILL' in err.value.reason
+    process.close()                                    # already reported: no second raise
+
+
+def test_an_error_in_the_child_comes_back_with_its_traceback(tmp_path):
+    process = RowProcess([(None, str(tmp_path / 'truth.jsonl'), None)], 0.0)
+    process.send_block(120, [(5, None, None, None, None)])      # no agent 5
+    with pytest.raises(RowProcessError, match='IndexError') as err:
+        process.close()
+    assert err.value.reason.startswith('IndexError')
+
+
+def test_files_are_whole_when_the_parent_is_killed(tmp_path):
+    code = textwrap.dedent(f'''
+        import os, signal
+        import numpy as np
+        from acres_sim.record.rows_process import RowProcess
+        process = RowProcess([(None, {str(tmp_path / 'truth.jsonl')!r}, None)], 0.0)
+        for b in range(30):
+            k = np.arange(b * 120, (b + 1) * 120, dtype=np.int64)
+            process.send_block((b + 1) * 120, [(0, k[:0], np.zeros((0, 48)), k,
+                                                np.ones((120, 13)))])
+        os.kill(os.getpid(), signal.SIGKILL)
+    ''')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == -signal.SIGKILL
+    for _ in range(100):                               # the orphan finishes the file
+        text = (tmp_path / 'truth.jsonl').read_text()
+        if text.count('\n') == 3600:
+            break
+        time.sleep(0.1)
+    assert text.endswith('\n') and text.count('\n') == 3600
+    assert [r['time_s'] for r in rows(tmp_path / 'truth.jsonl')] == [k / 120 for k in range(3600)]
