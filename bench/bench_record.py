@@ -13,9 +13,9 @@ Warm-up run first (JIT and cache load excluded); ``--repeat`` runs of each,
 median and range (the machine is shared: runs differ by a third); the real-time
 factor is the recorder's loop (episode.json's ``real_time_factor``), the wall
 time of the whole command (set-up, report) is printed beside it.  Peak RSS of
-this process, and of the bag writer's process (sampled from /proc while it
-runs: ``ru_maxrss`` of a child counts the parent's pages it shares between
-the fork and the exec that start it).  No assertions.
+this process, and of the largest writer process (bag, rows; sampled from /proc
+while they run: ``ru_maxrss`` of a child counts the parent's pages it shares
+between the fork and the exec that start it).  No assertions.
 """
 
 import argparse
@@ -69,7 +69,7 @@ def models_only(seconds, route_name):
 
 
 def _children_rss_mb():
-    """RSS of this process's children [MB], from /proc (Linux)."""
+    """RSS of the largest of this process's children [MB] (the writer processes), from /proc."""
     pid = os.getpid()
     try:
         children = Path(f'/proc/{pid}/task/{pid}/children').read_text().split()
@@ -132,7 +132,7 @@ def main(argv=None):
     print(f'  recorder, all files   {results["recorder_x"]:8.1f}x real time '
           f'{spread([r[0] for r in recorder])}; whole command {results["recorder_wall_s"]:.1f} s')
     print(f'  peak RSS              {results["peak_rss_mb"]:8.0f} MB '
-          f'(bag writer process {results["writer_rss_mb"]:.0f} MB)')
+          f'(writer processes at most {results["writer_rss_mb"]:.0f} MB each)')
     return results
 
 

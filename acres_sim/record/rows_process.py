@@ -4,7 +4,7 @@ recorder's Python) runs on the other core, beside the simulation.
 
 The parent sends, per block of steps, each agent's INS epoch results and truth
 records as numpy arrays (:meth:`RowProcess.send_block`); the child turns them
-into rows exactly as the recorder did in process (:func:`acres_sim.core.ins.ins_row`,
+into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.ins_row`,
 :func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
 delay line until their delivery step (:func:`acres_sim.core.schedule.delivery_step`),
 writing them then with the scheduler's times.  On close (or end-of-file: the
@@ -20,7 +20,7 @@ import multiprocessing.util
 import sys
 import traceback
 
-from acres_sim.core.ins import ins_row
+from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.record.child import (WriterProcessError, exit_text, ignore_interrupts,
