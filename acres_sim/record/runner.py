@@ -46,7 +46,7 @@ from acres_sim.core.physics import Fleet
 from acres_sim.core.quaternion import q_z
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import delivery_step
-from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
+from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.record.bag import BagWriter
@@ -268,7 +268,7 @@ class _Recording:
                     for sig in (signal.SIGINT, signal.SIGTERM)} if on_main_thread else {}
         # The rows and messages hold no reference cycles, so reference counting
         # frees them; the cyclic collector would only rescan the long-lived
-        # report series again and again (a quarter of the run's time).
+        # report series again and again (with every few thousand new rows).
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -318,7 +318,9 @@ class _Recording:
         self.bag.write_block(entries)
 
     def _sample(self, agent, b, entries):
-        """The block's samples: INS topics and truth rows now, rows to the delay line."""
+        """The block's samples: the INS topics and the report's truth now, the
+        GNSS and IMU rows into their delay lines (the INS and truth rows are the
+        row writer's; the INS report items wait for their delivery here)."""
         for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
             if not np.isfinite(values).all():   # then their rows skip the search per line
                 raise FloatingPointError(f'agent {agent.index}: the {name} model gave a '
