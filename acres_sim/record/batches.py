@@ -68,6 +68,10 @@ def _quaternion(arr, path, values):
     _vector(arr, path, values, 'xyzw')
 
 
+def _encoded(layout, arr):
+    return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+
+
 def _quat_mul_columns(a, b):
     """Row by row a (x) b for (n, 4) xyzw quaternions ``a`` and one ``b``: the
     operations of messages._quat_mul, column-wise (so the same doubles)."""
@@ -109,22 +113,31 @@ class MessageBatches:
         layout = self._layout('rosgraph_msgs/msg/Clock')
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'clock.', t_ns)
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return _encoded(layout, arr)
 
     # -- the INS topics
     def utm_odometry(self, results, t_ns, frame_id, child_frame_id):
         """vehicle/odom (messages.utm_odometry with the INS twist covariance)."""
+        return self._odometry(t_ns, frame_id, child_frame_id, results[:, UTM:UTM + 3],
+                              results[:, Q_UTM:Q_UTM + 4], results[:, V_INS:V_INS + 3],
+                              results[:, W_INS:W_INS + 3], self.pose_cov, self.twist_cov)
+
+    def _odometry(self, t_ns, frame_id, child_frame_id, position, orientation, linear, angular,
+                  pose_cov=None, twist_cov=None):
+        """nav_msgs/Odometry from columns; covariances zero unless given."""
         layout = self._layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
                               ('child_frame_id', child_frame_id))
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
-        _vector(arr, 'pose.pose.position', results[:, UTM:UTM + 3])
-        _quaternion(arr, 'pose.pose.orientation', results[:, Q_UTM:Q_UTM + 4])
-        _column(arr, 'pose.covariance')[:] = self.pose_cov
-        _vector(arr, 'twist.twist.linear', results[:, V_INS:V_INS + 3])
-        _vector(arr, 'twist.twist.angular', results[:, W_INS:W_INS + 3])
-        _column(arr, 'twist.covariance')[:] = self.twist_cov
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        _vector(arr, 'pose.pose.position', position)
+        _quaternion(arr, 'pose.pose.orientation', orientation)
+        _vector(arr, 'twist.twist.linear', linear)
+        _vector(arr, 'twist.twist.angular', angular)
+        if pose_cov is not None:
+            _column(arr, 'pose.covariance')[:] = pose_cov
+        if twist_cov is not None:
+            _column(arr, 'twist.covariance')[:] = twist_cov
+        return _encoded(layout, arr)
 
     def odometry_tf(self, results, t_ns, frame_id, child_frame_id):
         """/tf with the one transform of the UTM odometry (messages.transform_from_odometry)."""
@@ -135,7 +148,7 @@ class MessageBatches:
         _stamps(arr, 'transforms.0.header.stamp.', t_ns)
         _vector(arr, 'transforms.0.transform.translation', results[:, UTM:UTM + 3])
         _quaternion(arr, 'transforms.0.transform.rotation', results[:, Q_UTM:Q_UTM + 4])
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return _encoded(layout, arr)
 
     def ins_fix(self, results, t_ns, frame_id):
         """oxts/fix (messages.ins_fix of the row's fix)."""
@@ -149,7 +162,7 @@ class MessageBatches:
         arr['altitude'] = results[:, LLH + 2]
         arr['position_covariance'] = self.fix_cov
         arr['position_covariance_type'] = msg.NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return _encoded(layout, arr)
 
     def ins_imu(self, results, t_ns, frame_id, *, oxts_axes):
         """oxts/imu or imu/data (messages.ins_imu; the OxTS axes for the Polaris)."""
@@ -172,7 +185,7 @@ class MessageBatches:
         arr['angular_velocity_covariance'] = msg.diag3(g_var)
         _vector(arr, 'linear_acceleration', f)
         arr['linear_acceleration_covariance'] = msg.diag3(a_var)
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return _encoded(layout, arr)
 
     def ins_velocity(self, results, t_ns, frame_id):
         """oxts/velocity (messages.ins_velocity: the angular rate in deg/s)."""
@@ -181,19 +194,13 @@ class MessageBatches:
         _stamps(arr, 'header.stamp.', t_ns)
         _vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
         _vector(arr, 'twist.angular', results[:, W_INS:W_INS + 3] * _RAD_TO_DEG)
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return _encoded(layout, arr)
 
     def ground_truth_odometry(self, results, t_ns, frame_id, child_frame_id):
         """sim/ground_truth/odom (messages.ground_truth_odometry: zero covariances)."""
-        layout = self._layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
-                              ('child_frame_id', child_frame_id))
-        arr = layout.empty(len(t_ns))
-        _stamps(arr, 'header.stamp.', t_ns)
-        _vector(arr, 'pose.pose.position', results[:, UTM_TRUE:UTM_TRUE + 3])
-        _quaternion(arr, 'pose.pose.orientation', results[:, Q_UTM_TRUE:Q_UTM_TRUE + 4])
-        _vector(arr, 'twist.twist.linear', results[:, V_N_FLU:V_N_FLU + 3])
-        _vector(arr, 'twist.twist.angular', results[:, W_FLU:W_FLU + 3])
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return self._odometry(t_ns, frame_id, child_frame_id, results[:, UTM_TRUE:UTM_TRUE + 3],
+                              results[:, Q_UTM_TRUE:Q_UTM_TRUE + 4],
+                              results[:, V_N_FLU:V_N_FLU + 3], results[:, W_FLU:W_FLU + 3])
 
     # -- the IMU
     def imu_raw(self, values, t_ns, frame_id):
@@ -208,5 +215,5 @@ class MessageBatches:
         arr['angular_velocity_covariance'] = msg.diag3(self.imu_var['gyro_var'])
         _vector(arr, 'linear_acceleration', values[:, 0:3])
         arr['linear_acceleration_covariance'] = msg.diag3(self.imu_var['accel_var'])
-        return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+        return _encoded(layout, arr)
 
