@@ -213,3 +213,20 @@ def test_delivery_across_blocks_and_a_partial_last_second(tmp_path, delay, durat
         from mcap.reader import make_reader
         times = [m.log_time for _s, _c, m in make_reader(f).iter_messages(log_time_order=False)]
     assert times == sorted(times) and len(times) > 0
+
+
+def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
+    """The report keeps an even sample of at most REPORT_ROWS rows per series;
+    the printed and stored counts are still those of every row delivered."""
+    from acres_sim.record import runner
+    monkeypatch.setattr(runner._Thinned.__init__, '__defaults__', (50,))
+    out = tmp_path / 'long'
+    assert main(['record', '--duration', '8', '--out', str(out), '--no-progress']) == 0
+    summary = json.loads((out / 'episode.json').read_text())['summary'][0]
+    gnss, ins = rows(out / 'gnss.jsonl'), rows(out / 'ins.jsonl')
+    delivered = [r for r in gnss if r['delivery_time_s'] is not None]
+    assert summary['ins']['epochs'] == sum(r['delivery_time_s'] is not None for r in ins)
+    assert summary['gnss']['epochs'] == len(delivered)
+    assert summary['gnss']['fix_epochs']['no_fix'] == sum(r['fix_type'] == 'no_fix'
+                                                          for r in delivered)
+    assert summary['truth']['samples'] == 8 * 100 + 1

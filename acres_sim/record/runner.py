@@ -51,7 +51,7 @@ from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.record.bag import BagWriter
 from acres_sim.record.jsonl import JsonlWriter
-from acres_sim.record.report import format_summary, summary_table, write_report
+from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, timed_row
 
 __all__ = ['RecordRequest', 'record', 'DEFAULT_ROUTES', 'INS_TOPICS']
@@ -118,6 +118,9 @@ class _Agent:
                                                    ('gnss', 'imu', 'ins')})
     report: dict = field(default_factory=lambda: {name: _Thinned() for name in
                                                   ('gnss', 'ins', 'imu', 'truth')})
+    # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
+    fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
+    fix_counts_with_position: int = 0
 
 
 class _Recording:
@@ -377,6 +380,8 @@ class _Recording:
                         gnss_topics[topic][0].append(when)
                         gnss_topics[topic][1].append(data)
                     report.append((_gnss_report(timed), extra))
+                    agent.fix_counts[timed['fix_type']] += 1
+                    agent.fix_counts_with_position += timed['position_enu_m'] is not None
                 elif name == 'imu':
                     imu_raw[0].append(ns_of_step(k_delivery))
                     imu_raw[1].append(extra)
@@ -461,7 +466,9 @@ class _Recording:
         summaries = []
         for agent in self.agents:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
-            summaries.append(summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna))
+            summary = summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna)
+            _true_counts(summary, agent)
+            summaries.append(summary)
         sim_s = max(self.sim.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         episode = {
             'software': f'acres_sim {__version__}',
@@ -504,6 +511,21 @@ def ns_of_step(k):
 def _ns(steps):
     """:func:`ns_of_step` of an integer array (the same rounding: half to even)."""
     return np.rint(np.asarray(steps, dtype=np.int64) / PHYSICS_HZ * 1e9).astype(np.int64)
+
+
+def _true_counts(summary, agent):
+    """The summary counts of every row delivered, not of the report's thinned
+    series (its shares, means and RMS come from an even sample of them)."""
+    r = agent.report
+    summary['ins']['epochs'] = r['ins'].seen
+    summary['imu']['samples'] = r['imu'].seen
+    summary['truth']['samples'] = r['truth'].seen
+    gnss = summary['gnss']
+    gnss['epochs'] = r['gnss'].seen
+    gnss['fix_epochs'] = dict(agent.fix_counts)
+    gnss['epochs_with_position'] = agent.fix_counts_with_position
+    gnss['fix_share'] = {state: (count / r['gnss'].seen if r['gnss'].seen else 0.0)
+                         for state, count in agent.fix_counts.items()}
 
 
 def _biases(imu):
