@@ -106,3 +106,9 @@ def test_files_are_whole_when_the_parent_is_killed(tmp_path):
         time.sleep(0.1)
     assert text.endswith('\n') and text.count('\n') == 3600
     assert [r['time_s'] for r in rows(tmp_path / 'truth.jsonl')] == [k / 120 for k in range(3600)]
+
+
+def test_a_file_that_cannot_be_opened_fails_the_start_in_one_line(tmp_path):
+    with pytest.raises(RowProcessError, match='while opening the files') as err:
+        RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None)], 0.0)
+    assert err.value.reason.startswith('FileNotFoundError')

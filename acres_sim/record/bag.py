@@ -89,7 +89,8 @@ from rosbags.interfaces import (
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
-from .child import WriterProcessError, exit_text, ignore_interrupts, starting_child
+from .child import (START_TIMEOUT_S, WriterProcessError, exit_text, ignore_interrupts,
+                    starting_child)
 from .jsonl import interrupts_held
 
 try:
@@ -275,10 +276,12 @@ class _WriterProcess:
         child_in.close()           # only the child holds these ends now: each side
         child_out.close()          # sees end-of-file when the other one is gone
         try:
-            reply = self.outbox.recv()
+            reply = self.outbox.recv() if self.outbox.poll(START_TIMEOUT_S) else None
         except (EOFError, OSError):
             reply = None
         if reply != ('ready',):
+            if self.process.exitcode is None:   # it never answered: do not wait on it
+                self.process.kill()
             self._reap()
             raise BagWriterError(self._describe(reply, 'while opening the bag'))
 

@@ -19,8 +19,8 @@ import signal
 import sys
 import types
 
-__all__ = ['IGNORED_SIGNALS', 'WriterProcessError', 'exit_text', 'ignore_interrupts',
-           'starting_child']
+__all__ = ['IGNORED_SIGNALS', 'START_TIMEOUT_S', 'WriterProcessError', 'exit_text',
+           'ignore_interrupts', 'starting_child']
 
 class WriterProcessError(RuntimeError):
     """A writer process failed or died; the text says how (with the child's
@@ -31,6 +31,10 @@ class WriterProcessError(RuntimeError):
         lines = [line.strip() for line in str(self).splitlines() if line.strip()]
         return lines[-1] if lines else 'a writer process failed'
 
+
+#: How long a parent waits for a new writer process to say it is ready (it
+#: imports its libraries and opens its files: well under a second here).
+START_TIMEOUT_S = 60.0
 
 #: Signals a writer process ignores: it ends through its pipe only.
 IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)

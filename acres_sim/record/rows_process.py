@@ -23,8 +23,8 @@ import traceback
 from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
-from acres_sim.record.child import (WriterProcessError, exit_text, ignore_interrupts,
-                                    starting_child)
+from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
+                                    ignore_interrupts, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, interrupts_held
 
 __all__ = ['RowProcess', 'RowProcessError', 'timed_row', 'truth_row']
@@ -149,9 +149,13 @@ class RowProcess:
         self.closed = False
         self._error = None
         self._reported = False           # the error was raised to the caller
-        if self._reply() != ('ready',):
+        ready = self._reply() if self._outbox.poll(START_TIMEOUT_S) else None
+        if ready != ('ready',):
+            if self._process.exitcode is None:  # it never answered: do not wait on it
+                self._process.kill()
+            error = self._failure('while opening the files', ready)
             self._finish()
-            raise self._failure('while opening the files')
+            raise error
         self._finalizer = multiprocessing.util.Finalize(self, RowProcess._quiet_close,
                                                         args=(self,), exitpriority=10)
 
