@@ -35,10 +35,10 @@ import numpy as np
 
 from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo.epoch import decimal_year_kernel, year_table
-from acres_sim.core.imu import MEMORY_SIZE as IMU_MEMORY_SIZE
-from acres_sim.core.imu import N_DIFF, PHYSICS_DT_S, imu_difference_step, imu_sample_values
 from acres_sim.core.geo.site import FRAMES
 from acres_sim.core.geo.utm import central_meridian_rad
+from acres_sim.core.imu import MEMORY_SIZE as IMU_MEMORY_SIZE
+from acres_sim.core.imu import N_DIFF, PHYSICS_DT_S, imu_difference_step, imu_sample_values
 from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
@@ -53,7 +53,6 @@ __all__ = ['Block', 'RigSimulation', 'TRUTH_SIZE', 'run_vehicle_block']
 
 # Due schedules, one row per vehicle: next due time of each sensor.
 DUE_IMU, DUE_INS, DUE_GNSS, DUE_TRUTH = range(4)
-
 
 
 @njit(cache=True)
@@ -178,7 +177,6 @@ class RigSimulation:
                                      f'model\'s {model.params.hz!r} Hz')
         self._period = np.array([1.0 / rates[name] for name in ('imu', 'ins', 'gnss', 'truth')])
         self._due = np.zeros((n, 4))
-        self._com = fleet.com
         self._imu_last = np.zeros((n, 1), dtype=np.int64)   # filled from the models per block
         self._ins_clock = np.zeros((n, 2))
         self._ins_g = np.zeros(VALUES_PER_EPOCH)
@@ -210,7 +208,7 @@ class RigSimulation:
             else:
                 ins_args, site_args = self._no_ins, self._no_site
             counts = run_vehicle_block(
-                k0, k1, self.steps, self.fleet.states[i], self.fleet.params[i], self._com[i],
+                k0, k1, self.steps, self.fleet.states[i], self.fleet.params[i], self.fleet.com[i],
                 *follower.arrays, follower.state,
                 *imu_args, self._imu_last[i], *ins_args, self._ins_clock[i], self._ins_g,
                 self._years, *site_args, gnss is not None, self.antenna_arm,

@@ -279,7 +279,7 @@ class InsModel:
     def row_spec(self) -> tuple:
         """(datum, position variances, pose variances): what :func:`ins_row` takes
         besides the results."""
-        return self._datum, list(self._position_variance), list(self._pose_variance)
+        return self._datum, self.position_variance, self.pose_variance
 
     def kernel_arrays(self):
         """(lever arm, memory, sigmas, stream state, site parameters, frame code,

@@ -141,14 +141,14 @@ class _Recording:
         self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
         self._row_files = []
         self.agents = [self._agent(k, n) for k in range(n)]
-        self.rows = RowProcess(self._row_files, config['delay_s'])
+        self.delay_s = config['delay_s']
+        self.rows = RowProcess(self._row_files, self.delay_s)
         rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
         rates['truth'] = config['ins.hz']   # truth.jsonl at the INS rate, INS on or off
         self.sim = RigSimulation(self.fleet, [a.follower for a in self.agents],
                                  [a.imu for a in self.agents], [a.ins for a in self.agents],
                                  [a.gnss for a in self.agents], self._arm('gnss.antenna_flu_m'),
                                  rates, self.steps, self.site)
-        self.delay_s = config['delay_s']
         # run() stops gracefully between blocks: no signal hold per message
         self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True)
         self._add_topics()
@@ -362,8 +362,9 @@ class _Recording:
 
     def _deliver(self, agent, k_end, entries):
         """Every waiting row delivered before step ``k_end``: its file row and topics."""
-        gnss_topics = {name: ([], []) for name in ('gnss_receiver/fix', 'gnss_receiver/nmea',
-                                                   '/diagnostics')}
+        gnss_topics = {topic: ([], []) for topic in (self._topic(agent, 'gnss_receiver/fix'),
+                                                     self._topic(agent, 'gnss_receiver/nmea'),
+                                                     '/diagnostics')}
         imu_raw = ([], [])
         for name in ('gnss', 'imu', 'ins'):
             line, file, report = agent.waiting[name], agent.files.get(name), agent.report[name]
@@ -375,21 +376,21 @@ class _Recording:
                 timed = self._timed(row, k, k_delivery / PHYSICS_HZ)
                 file.write(timed, check_finite=name == 'gnss')   # the IMU's: checked arrays
                 if name == 'gnss':
-                    when = ns_of_step(k_delivery)
-                    for topic, data in self._gnss_messages(agent, timed, ns_of_step(k)):
+                    when = msg.ns_from_seconds(k_delivery / PHYSICS_HZ)
+                    stamp = msg.ns_from_seconds(k / PHYSICS_HZ)
+                    for topic, data in self._gnss_messages(agent, timed, stamp):
                         gnss_topics[topic][0].append(when)
                         gnss_topics[topic][1].append(data)
                     report.append((_gnss_report(timed), extra))
                     agent.fix_counts[timed['fix_type']] += 1
                     agent.fix_counts_with_position += timed['position_enu_m'] is not None
                 elif name == 'imu':
-                    imu_raw[0].append(ns_of_step(k_delivery))
+                    imu_raw[0].append(msg.ns_from_seconds(k_delivery / PHYSICS_HZ))
                     imu_raw[1].append(extra)
                     report.append(timed)
         for topic, (whens, datas) in gnss_topics.items():
             if whens:
-                entries.append(_joined(topic if topic.startswith('/') else
-                                       self._topic(agent, topic), whens, datas))
+                entries.append(_joined(topic, whens, datas))
         if imu_raw[0]:
             entries.append(_joined(self._topic(agent, 'imu/data_raw'), *imu_raw))
 
@@ -406,10 +407,12 @@ class _Recording:
         """(topic, CDR bytes) of the receiver's fix, GGA sentence and diagnostics."""
         serialise = msg.TYPESTORE.serialize_cdr
         fix = msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME)
-        out = [('gnss_receiver/fix', serialise(fix, 'sensor_msgs/msg/NavSatFix'))]
+        out = [(self._topic(agent, 'gnss_receiver/fix'),
+                serialise(fix, 'sensor_msgs/msg/NavSatFix'))]
         sentence = msg.nmea_string(row)
         if sentence is not None:
-            out.append(('gnss_receiver/nmea', serialise(sentence, 'std_msgs/msg/String')))
+            out.append((self._topic(agent, 'gnss_receiver/nmea'),
+                         serialise(sentence, 'std_msgs/msg/String')))
         diagnostics = msg.diagnostics_from_gnss_row(row, stamp, f'{agent.prefix}gnss_receiver')
         out.append(('/diagnostics', serialise(diagnostics, 'diagnostic_msgs/msg/DiagnosticArray')))
         return out
@@ -503,13 +506,9 @@ def _joined(topic, t_ns, datas):
     return topic, t_ns, b''.join(datas), [len(d) for d in datas]
 
 
-def ns_of_step(k):
-    """Integer nanoseconds of step k's time k / 120 (messages.ns_from_seconds)."""
-    return int(round(k / PHYSICS_HZ * 1e9))
-
-
 def _ns(steps):
-    """:func:`ns_of_step` of an integer array (the same rounding: half to even)."""
+    """messages.ns_from_seconds of the times k / 120 of an integer array of steps
+    (the same rounding: half to even)."""
     return np.rint(np.asarray(steps, dtype=np.int64) / PHYSICS_HZ * 1e9).astype(np.int64)
 
 
