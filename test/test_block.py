@@ -176,6 +176,41 @@ def test_a_pending_vehicle_reset_is_refused():
         RigSimulation(fleet, *zip(*models), antenna, {**rates, 'ins': 50.0}, 100, site)
 
 
+def test_block_states_are_the_fleet_state_of_every_step():
+    """Block.states holds each step's state as the fleet holds it (the state's own
+    quaternion, not one rebuilt from R): what the live sim sends its sensor nodes."""
+    fleet, models, antenna, rates, site = _rig('polaris', 1)
+    sim = RigSimulation(fleet, *zip(*models), antenna, rates, 700, site)
+    seen = []
+    for _ in range(700 // 13 + 1):
+        before, k0 = fleet.states[0].copy(), sim.step
+        b = sim.advance(13)[0]
+        seen.append((before, b.states[0]))
+        assert b.states.shape == (min(13, 701 - k0), 13)
+    for before, first in seen:
+        assert np.array_equal(first, before[:13])    # p, q, v, w: the state's first 13
+    assert not np.array_equal(seen[0][0], seen[-1][0])     # it drove
+
+
+def test_an_external_command_replaces_the_route_follower():
+    """commands[i] = (1, speed, yaw rate) drives like Fleet.step with that command;
+    (0, ...) hands the vehicle back to its follower."""
+    fleet, models, antenna, rates, site = _rig('polaris', 1)
+    sim = RigSimulation(fleet, *zip(*models), antenna, rates, 600, site)
+    reference = Fleet([load_vehicle('polaris')], [load_route('acre_demo').start_pose()])
+    sim.commands[0] = (1.0, 2.0, 0.1)
+    sim.advance(300)
+    for _ in range(300):
+        reference.step(np.array([[2.0, 0.1]]))
+    assert np.array_equal(fleet.states, reference.states)
+    assert np.hypot(*fleet.states[0, 7:9]) > 1.5
+    sim.commands[0] = (0.0, 2.0, 0.1)    # the follower drives again: another path
+    sim.advance(200)
+    for _ in range(200):
+        reference.step(np.array([[2.0, 0.1]]))
+    assert not np.array_equal(fleet.states, reference.states)
+
+
 @pytest.mark.parametrize('start', [datetime.datetime(2026, 9, 24, 17, 0, tzinfo=datetime.timezone.utc),
                                    datetime.datetime(2027, 12, 31, 23, 59, 30,
                                                      tzinfo=datetime.timezone.utc),

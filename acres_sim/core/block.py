@@ -13,7 +13,11 @@ DESIGN §3 and the order of the spec's sensor sections:
 5. the antenna position when the GNSS receiver is due (its epochs run right
    after the block, :meth:`GnssReceiver.epoch_records`, as the receiver needs
    nothing but the antenna track);
-6. the route follower's command and, unless k is the last step, the physics step.
+6. the state of the step as it is held (p, the state's own quaternion, v, w):
+   the live sim node publishes it to the sensor nodes, which rebuild R and p_c
+   from it with the same functions, bit for bit;
+7. the command -- the route follower's, or an external one (cmd_vel) where
+   ``command[0]`` is set -- and, unless k is the last step, the physics step.
 
 Each rate limiter is the spec's Due (``t + 1e-8 >= t_due``, then
 ``t_due += 1 / f``) in float64, exactly as :class:`acres_sim.core.schedule.Due`.
@@ -42,7 +46,7 @@ from acres_sim.core.imu import N_DIFF, PHYSICS_DT_S, imu_difference_step, imu_sa
 from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
-from acres_sim.core.physics import (DT, S_PX, S_PZ, S_VX, S_VZ, S_WX, S_WZ, step_one,
+from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ, step_one,
                                     truth_from_state)
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
@@ -70,8 +74,9 @@ def run_vehicle_block(k0, k1, k_last, x, vp, com, route_x, route_y, route_s, pro
                       imu_on, imu_lever, imu_memory, imu_bias, imu_sigma, imu_rng, imu_last,
                       ins_on, ins_lever, ins_memory, ins_sigma, ins_rng, ins_clock, ins_g,
                       years, site, frame, lam_c,
-                      gnss_on, antenna_arm, due, period,
-                      imu_k, imu_out, ins_k, ins_out, truth_k, truth_out, gnss_k, gnss_out):
+                      gnss_on, antenna_arm, due, period, command,
+                      imu_k, imu_out, ins_k, ins_out, truth_k, truth_out, gnss_k, gnss_out,
+                      state_out):
     """Steps k0 .. k1-1 of one vehicle (see the module docstring); k_last is the
     run's last step (no physics step after it).  Returns the number of IMU
     samples, INS epochs, truth records and GNSS antenna positions written into
@@ -79,7 +84,9 @@ def run_vehicle_block(k0, k1, k_last, x, vp, com, route_x, route_y, route_s, pro
 
     ``imu_last[0]``: the step of the previous IMU difference step (-1 none);
     ``ins_clock``: [time of the previous epoch (-1 none), 1.0 if the next
-    epoch reports gravity only]."""
+    epoch reports gravity only]; ``command``: [1.0 to use it, speed, yaw
+    rate], else the route follower drives; ``state_out[k - k0]``: the state of
+    every step (:data:`TRUTH_SIZE` values, the quaternion the state's own)."""
     n_imu = n_ins = n_truth = n_gnss = 0
     for k in range(k0, k1):
         t = k / PHYSICS_HZ
@@ -120,8 +127,16 @@ def run_vehicle_block(k0, k1, k_last, x, vp, com, route_x, route_y, route_s, pro
             gnss_out[n_gnss] = point_at_lever_arm(p, R, antenna_arm)
             gnss_k[n_gnss] = k
             n_gnss += 1
-        speed, yaw_rate = pursuit_command(p, R, v, k, route_x, route_y, route_s, profile,
-                                          follow_params, follow_state)
+        row = state_out[k - k0]
+        for j in range(3):
+            row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
+        for j in range(4):
+            row[T_Q + j] = x[S_QX + j]
+        if command[0] > 0.5:
+            speed, yaw_rate = command[1], command[2]
+        else:
+            speed, yaw_rate = pursuit_command(p, R, v, k, route_x, route_y, route_s, profile,
+                                              follow_params, follow_state)
         if k < k_last:
             step_one(x, speed, yaw_rate, vp, DT)
     return n_imu, n_ins, n_truth, n_gnss
@@ -139,6 +154,7 @@ class Block(NamedTuple):
     gnss_k: np.ndarray
     gnss_antenna: np.ndarray   # (n, 3): true antenna position, grid ENU
     gnss: np.ndarray           # (n, receiver.RECORD_SIZE): the receiver's epoch records
+    states: np.ndarray = None  # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
 
 
 class RigSimulation:
@@ -156,7 +172,9 @@ class RigSimulation:
     epoch) is read before and written after every block, so a model may be
     reset between blocks, or sampled on by its own methods after them.  A
     vehicle reset (:meth:`Fleet.reset`) is not part of a block run: pending,
-    it is an error.  Runs are for less than three years (the decimal-year
+    it is an error.  ``commands[i]`` = (1, speed, yaw rate) drives vehicle i
+    by that command instead of its route follower (cmd_vel); (0, ...) gives
+    it back to the follower.  Runs are for less than three years (the decimal-year
     table of the INS epochs).
     """
 
@@ -177,6 +195,7 @@ class RigSimulation:
                                      f'model\'s {model.params.hz!r} Hz')
         self._period = np.array([1.0 / rates[name] for name in ('imu', 'ins', 'gnss', 'truth')])
         self._due = np.zeros((n, 4))
+        self.commands = np.zeros((n, 3))
         self._imu_last = np.zeros((n, 1), dtype=np.int64)   # filled from the models per block
         self._ins_clock = np.zeros((n, 2))
         self._ins_g = np.zeros(VALUES_PER_EPOCH)
@@ -201,6 +220,7 @@ class RigSimulation:
             out = {name: (np.zeros(size, dtype=np.int64), np.zeros((size, width)))
                    for name, width in (('imu', 6), ('ins', RESULT_SIZE),
                                        ('truth', TRUTH_SIZE), ('gnss', 3))}
+            states = np.empty((size, TRUTH_SIZE))
             imu_args = (True, *imu.kernel_arrays()) if imu is not None else self._no_imu
             if ins is not None:
                 *ins_arrays, site_params, frame, lam_c = ins.kernel_arrays()
@@ -212,15 +232,15 @@ class RigSimulation:
                 *follower.arrays, follower.state,
                 *imu_args, self._imu_last[i], *ins_args, self._ins_clock[i], self._ins_g,
                 self._years, *site_args, gnss is not None, self.antenna_arm,
-                self._due[i], self._period,
-                *out['imu'], *out['ins'], *out['truth'], *out['gnss'])
+                self._due[i], self._period, self.commands[i],
+                *out['imu'], *out['ins'], *out['truth'], *out['gnss'], states)
             (imu_k, imu_v), (ins_k, ins_v), (truth_k, truth_v), (gnss_k, gnss_v) = (
                 (out[name][0][:c], out[name][1][:c])
                 for name, c in zip(('imu', 'ins', 'truth', 'gnss'), counts))
             records = (gnss.epoch_records(gnss_k / PHYSICS_HZ, gnss_v) if gnss is not None
                        else np.zeros((0, 0)))
             blocks.append(Block(imu_k, imu_v, ins_k, ins_v, truth_k, truth_v, gnss_k, gnss_v,
-                                records))
+                                records, states))
         self._sync_models(k1)
         self.step = k1
         return blocks
