@@ -23,7 +23,6 @@ from collections import deque
 from dataclasses import dataclass, field
 import gc
 import json
-import math
 from pathlib import Path
 import shutil
 import signal
@@ -37,13 +36,11 @@ from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
-from acres_sim.core.frames import chassis_in_base_footprint, lever_arm_from_chassis
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import P_INS, P_N, InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.quaternion import q_z
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
@@ -53,22 +50,13 @@ from acres_sim.record.bag import BagWriter
 from acres_sim.record.jsonl import JsonlWriter
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, timed_row
+from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_FRAME,
+                              INS_TOPICS, OXTS_IMU_FRAME, lever_arm, mount_transforms, utm_to_map)
 
-__all__ = ['RecordRequest', 'record', 'DEFAULT_ROUTES', 'INS_TOPICS']
+__all__ = ['RecordRequest', 'record', 'DEFAULT_ROUTES']
 
-# The INS topics of each rig (spec: the ROS 2 topic table) and its fix frame.
-INS_TOPICS = {
-    'polaris': {'odom': 'vehicle/odom', 'fix': 'oxts/fix', 'imu': 'oxts/imu',
-                'velocity': 'oxts/velocity', 'truth': 'sim/ground_truth/odom',
-                'fix_frame': 'navsat_link', 'oxts_axes': True},
-    'maxxum': {'odom': 'odom', 'fix': 'gnss/fix', 'imu': 'imu/data', 'velocity': None,
-               'truth': 'ground_truth/odom', 'fix_frame': 'gnss_link', 'oxts_axes': False},
-}
 DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
-ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
-# The Polaris INS IMU message is in the OxTS unit's axes (x left, y forward, z down):
-# its own frame, rotated from FLU by the spec's (1/sqrt 2, 1/sqrt 2, 0, 0).
-OXTS_IMU_FRAME, OXTS_IMU_ROTATION = 'oxts_imu_link', (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
+
 REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
 
@@ -178,8 +166,7 @@ class _Recording:
                 path.unlink()
 
     def _arm(self, key):
-        return lever_arm_from_chassis(self.config[key], self.config['mount_frame'],
-                                      self.vehicle.wheelbase_m, self.vehicle.cog_height_m)
+        return lever_arm(self.config, key, self.vehicle)
 
     def _agent(self, k, n):
         folder = self.out if n == 1 else self.out / f'agent_{k}'
@@ -214,46 +201,28 @@ class _Recording:
         for agent in self.agents:
             t = self.topics
             if agent.ins is not None:
-                self.bag.add_topic(self._topic(agent, t['odom']), 'nav_msgs/msg/Odometry')
-                self.bag.add_topic(self._topic(agent, t['fix']), 'sensor_msgs/msg/NavSatFix')
-                self.bag.add_topic(self._topic(agent, t['imu']), 'sensor_msgs/msg/Imu')
-                if t['velocity']:
-                    self.bag.add_topic(self._topic(agent, t['velocity']),
+                self.bag.add_topic(self._topic(agent, t.odom), 'nav_msgs/msg/Odometry')
+                self.bag.add_topic(self._topic(agent, t.fix), 'sensor_msgs/msg/NavSatFix')
+                self.bag.add_topic(self._topic(agent, t.imu), 'sensor_msgs/msg/Imu')
+                if t.velocity:
+                    self.bag.add_topic(self._topic(agent, t.velocity),
                                        'geometry_msgs/msg/TwistStamped')
-                self.bag.add_topic(self._topic(agent, t['truth']), 'nav_msgs/msg/Odometry')
+                self.bag.add_topic(self._topic(agent, t.truth), 'nav_msgs/msg/Odometry')
             if agent.gnss is not None:
-                self.bag.add_topic(self._topic(agent, 'gnss_receiver/fix'),
+                self.bag.add_topic(self._topic(agent, GNSS_TOPICS['fix']),
                                    'sensor_msgs/msg/NavSatFix')
-                self.bag.add_topic(self._topic(agent, 'gnss_receiver/nmea'),
+                self.bag.add_topic(self._topic(agent, GNSS_TOPICS['nmea']),
                                    'std_msgs/msg/String')
             if agent.imu is not None:
-                self.bag.add_topic(self._topic(agent, 'imu/data_raw'), 'sensor_msgs/msg/Imu')
+                self.bag.add_topic(self._topic(agent, IMU_TOPIC), 'sensor_msgs/msg/Imu')
 
     def _static_tf(self):
         """Mounts from base_footprint and utm -> map (so rviz can work in small numbers)."""
-        c = self.config
-        identity = (0.0, 0.0, 0.0, 1.0)
-        chassis = chassis_in_base_footprint(self.vehicle.wheelbase_m, self.vehicle.cog_height_m)
-        transforms = []
-        for agent in self.agents:
-            base = f'{agent.prefix}base_footprint'
-            ins_arm = self._arm('ins.position_flu_m')
-            mounts = [(ANTENNA_FRAME, self._arm('gnss.antenna_flu_m'), identity),
-                      (IMU_FRAME, self._arm('imu.position_flu_m'), identity),
-                      (INS_FRAME, ins_arm, identity),
-                      (self.topics['fix_frame'], ins_arm, identity)]
-            if self.topics['oxts_axes']:
-                mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_IMU_ROTATION))
-            for child, arm, rotation in mounts:
-                transforms.append(msg.transform_stamped(0, base, agent.prefix + child,
-                                                        chassis + arm, rotation))
-        frame = 'nad83' if c['ins.frame'] == 'nad83' else 'wgs84_g2139'
-        site_frame = 'nad83_2011' if frame == 'nad83' else frame
-        e0, n0, h0 = self.site.enu_to_utm(0.0, 0.0, 0.0, 0.0, site_frame, c['ins.utm_zone'])
-        alpha = math.radians(self.site.grid_rotation_deg(0.0, 0.0, 0.0, 0.0, site_frame,
-                                                         c['ins.utm_zone']))
-        transforms.append(msg.transform_stamped(0, 'utm', 'map', (e0, n0, h0), q_z(-alpha)))
-        self.bag.write('/tf_static', 0, msg.tf_message(transforms))
+        static = [t for agent in self.agents
+                  for t in mount_transforms(self.config, self.vehicle, self.rig, agent.prefix)]
+        static.append(utm_to_map(self.config, self.site))
+        self.bag.write('/tf_static', 0, msg.tf_message(
+            [msg.transform_stamped(0, *transform) for transform in static]))
 
     # -- the loop -------------------------------------------------------------
 
@@ -362,8 +331,8 @@ class _Recording:
 
     def _deliver(self, agent, k_end, entries):
         """Every waiting row delivered before step ``k_end``: its file row and topics."""
-        gnss_topics = {topic: ([], []) for topic in (self._topic(agent, 'gnss_receiver/fix'),
-                                                     self._topic(agent, 'gnss_receiver/nmea'),
+        gnss_topics = {topic: ([], []) for topic in (self._topic(agent, GNSS_TOPICS['fix']),
+                                                     self._topic(agent, GNSS_TOPICS['nmea']),
                                                      '/diagnostics')}
         imu_raw = ([], [])
         for name in ('gnss', 'imu', 'ins'):
@@ -392,7 +361,7 @@ class _Recording:
             if whens:
                 entries.append(_joined(topic, whens, datas))
         if imu_raw[0]:
-            entries.append(_joined(self._topic(agent, 'imu/data_raw'), *imu_raw))
+            entries.append(_joined(self._topic(agent, IMU_TOPIC), *imu_raw))
 
     def _timed(self, row, k_sample, delivery_time):
         return timed_row(row, k_sample, delivery_time, self.delay_s)
@@ -407,11 +376,11 @@ class _Recording:
         """(topic, CDR bytes) of the receiver's fix, GGA sentence and diagnostics."""
         serialise = msg.TYPESTORE.serialize_cdr
         fix = msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME)
-        out = [(self._topic(agent, 'gnss_receiver/fix'),
+        out = [(self._topic(agent, GNSS_TOPICS['fix']),
                 serialise(fix, 'sensor_msgs/msg/NavSatFix'))]
         sentence = msg.nmea_string(row)
         if sentence is not None:
-            out.append((self._topic(agent, 'gnss_receiver/nmea'),
+            out.append((self._topic(agent, GNSS_TOPICS['nmea']),
                          serialise(sentence, 'std_msgs/msg/String')))
         diagnostics = msg.diagnostics_from_gnss_row(row, stamp, f'{agent.prefix}gnss_receiver')
         out.append(('/diagnostics', serialise(diagnostics, 'diagnostic_msgs/msg/DiagnosticArray')))
@@ -422,18 +391,18 @@ class _Recording:
         topics, batches, results = self.topics, self.batches, b.ins
         t_ns = _ns(b.ins_k)
         base = f'{agent.prefix}base_footprint'
-        imu_frame = OXTS_IMU_FRAME if topics['oxts_axes'] else INS_FRAME
-        entries.append(_entry(self._topic(agent, topics['odom']), t_ns,
+        imu_frame = OXTS_IMU_FRAME if topics.oxts_axes else INS_FRAME
+        entries.append(_entry(self._topic(agent, topics.odom), t_ns,
                               batches.utm_odometry(results, t_ns, 'utm', base)))
         entries.append(_entry('/tf', t_ns, batches.odometry_tf(results, t_ns, 'utm', base)))
-        entries.append(_entry(self._topic(agent, topics['fix']), t_ns,
-                              batches.ins_fix(results, t_ns, agent.prefix + topics['fix_frame'])))
-        entries.append(_entry(self._topic(agent, topics['imu']), t_ns, batches.ins_imu(
-            results, t_ns, agent.prefix + imu_frame, oxts_axes=topics['oxts_axes'])))
-        if topics['velocity']:
-            entries.append(_entry(self._topic(agent, topics['velocity']), t_ns,
+        entries.append(_entry(self._topic(agent, topics.fix), t_ns,
+                              batches.ins_fix(results, t_ns, agent.prefix + topics.fix_frame)))
+        entries.append(_entry(self._topic(agent, topics.imu), t_ns, batches.ins_imu(
+            results, t_ns, agent.prefix + imu_frame, oxts_axes=topics.oxts_axes)))
+        if topics.velocity:
+            entries.append(_entry(self._topic(agent, topics.velocity), t_ns,
                                   batches.ins_velocity(results, t_ns, agent.prefix + INS_FRAME)))
-        entries.append(_entry(self._topic(agent, topics['truth']), t_ns,
+        entries.append(_entry(self._topic(agent, topics.truth), t_ns,
                               batches.ground_truth_odometry(results, t_ns, 'utm', base)))
 
     # -- the end --------------------------------------------------------------

@@ -1,0 +1,81 @@
+"""The ROS interface of a vehicle: topic names, frame names and the static
+transforms (DESIGN §5, the spec's topic table).
+
+The headless recorder writes these topics into its bag and the live nodes
+publish them, so both take the names from here.  Nothing here imports ROS:
+transforms are plain ``(parent, child, translation, rotation xyzw)`` tuples.
+"""
+
+import math
+from typing import NamedTuple
+
+from acres_sim.core.frames import chassis_in_base_footprint, lever_arm_from_chassis
+from acres_sim.core.quaternion import q_z
+
+__all__ = ['ANTENNA_FRAME', 'GNSS_TOPICS', 'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_TOPICS',
+           'OXTS_IMU_FRAME', 'OXTS_IMU_ROTATION', 'TRUTH_TOPIC', 'InsTopics', 'lever_arm',
+           'mount_transforms', 'utm_to_map']
+
+
+class InsTopics(NamedTuple):
+    """The INS topics of one vehicle (spec: the ROS 2 topic table)."""
+
+    odom: str
+    fix: str
+    imu: str
+    velocity: str       # None: the vehicle has no velocity topic
+    truth: str
+    fix_frame: str
+    oxts_axes: bool     # the IMU message is in the OxTS unit's axes (x left, y forward, z down)
+
+
+INS_TOPICS = {
+    'polaris': InsTopics('vehicle/odom', 'oxts/fix', 'oxts/imu', 'oxts/velocity',
+                         'sim/ground_truth/odom', 'navsat_link', True),
+    'maxxum': InsTopics('odom', 'gnss/fix', 'imu/data', None, 'ground_truth/odom',
+                        'gnss_link', False),
+}
+GNSS_TOPICS = {'fix': 'gnss_receiver/fix', 'nmea': 'gnss_receiver/nmea'}
+IMU_TOPIC = 'imu/data_raw'
+# The physics-rate truth the sim node sends its sensor nodes (nav_msgs/Odometry
+# in frame map): chassis origin and the state's quaternion, and -- unlike an
+# odometry message -- the CoM velocity and angular velocity in world axes.
+TRUTH_TOPIC = 'sim/truth'
+
+ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
+# The Polaris INS IMU message is in the OxTS unit's axes: its own frame,
+# rotated from FLU by the spec's (1/sqrt 2, 1/sqrt 2, 0, 0).
+OXTS_IMU_FRAME, OXTS_IMU_ROTATION = 'oxts_imu_link', (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
+_IDENTITY = (0.0, 0.0, 0.0, 1.0)
+
+
+def lever_arm(config, key, vehicle):
+    """The mount of ``key`` (e.g. 'imu.position_flu_m') as a lever arm from the chassis origin."""
+    return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
+                                  vehicle.cog_height_m)
+
+
+def mount_transforms(config, vehicle, rig, prefix=''):
+    """The static transforms base_footprint -> each sensor mount of one vehicle,
+    every frame with the agent's ``prefix`` (e.g. 'agent1/')."""
+    chassis = chassis_in_base_footprint(vehicle.wheelbase_m, vehicle.cog_height_m)
+    ins_arm = lever_arm(config, 'ins.position_flu_m', vehicle)
+    mounts = [(ANTENNA_FRAME, lever_arm(config, 'gnss.antenna_flu_m', vehicle), _IDENTITY),
+              (IMU_FRAME, lever_arm(config, 'imu.position_flu_m', vehicle), _IDENTITY),
+              (INS_FRAME, ins_arm, _IDENTITY),
+              (INS_TOPICS[rig].fix_frame, ins_arm, _IDENTITY)]
+    if INS_TOPICS[rig].oxts_axes:
+        mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_IMU_ROTATION))
+    return [(f'{prefix}base_footprint', prefix + child,
+             tuple(float(a) for a in chassis + arm), rotation)
+            for child, arm, rotation in mounts]
+
+
+def utm_to_map(config, site):
+    """The static utm -> map: the tile origin in the INS's UTM zone, turned by
+    the grid rotation there (so rviz can work in small numbers in map)."""
+    frame = 'nad83_2011' if config['ins.frame'] == 'nad83' else config['ins.frame']
+    zone = config['ins.utm_zone']
+    e0, n0, h0 = site.enu_to_utm(0.0, 0.0, 0.0, 0.0, frame, zone)
+    alpha = math.radians(site.grid_rotation_deg(0.0, 0.0, 0.0, 0.0, frame, zone))
+    return ('utm', 'map', (float(e0), float(n0), float(h0)), tuple(q_z(-alpha)))
