@@ -17,7 +17,8 @@ import tempfile
 
 from acres_sim import __version__
 from acres_sim.config import ConfigError, read_layer, resolve
-from acres_sim.config.options import add_config_arguments, config_from_args
+from acres_sim.config.options import (add_config_arguments, config_from_args,
+                                      overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
 
 __all__ = ['main']
@@ -116,6 +117,32 @@ def cmd_record(args):
     if not episode['cut_short']:
         return 0
     return 128 + signal.Signals[episode['stop_signal'] or 'SIGINT']   # 130 Ctrl-C, 143 SIGTERM
+
+
+def cmd_up(args):
+    from acres_sim.rig import RigOptions, rig_nodes
+    from acres_sim.up import params_document, run_nodes
+
+    if args.duration is not None and not 0.0 < args.duration <= 7 * 86400.0:
+        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= 604800 (a week)')
+    sim = {}
+    if args.cmd_vel_type:
+        sim['cmd_vel.type'] = args.cmd_vel_type
+    if args.no_tf:
+        sim['publish_tf'] = False
+    if args.start_timeout is not None:
+        sim['start_timeout_s'] = args.start_timeout
+    options = RigOptions(agents=args.agents, route=args.route, rtf=args.rtf,
+                         duration_s=args.duration, overrides=overrides_from_args(args),
+                         add_outages=tuple(args.opt_outages), config_file=args.opt_config,
+                         site_file=args.opt_site, sim=sim)
+    nodes = rig_nodes(args.rig, options)
+    if args.print_nodes:
+        for node in nodes:
+            print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters')
+            print(params_document(node))
+        return 0
+    return run_nodes(nodes)
 
 
 class UsageError(Exception):
@@ -245,6 +272,31 @@ def build_parser():
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
     add_config_arguments(rec)
     rec.set_defaults(run=cmd_record)
+
+    up = commands.add_parser('up', help='run the live ROS 2 rig: the sim, GNSS and IMU nodes '
+                                        '(Ctrl-C stops them)')
+    up.add_argument('--rig', default='polaris', metavar='NAME|FILE',
+                    help='polaris, maxxum, mixed or a rig file (default %(default)s)')
+    up.add_argument('--duration', type=float, metavar='S',
+                    help='simulated seconds, then stop (default: run until Ctrl-C)')
+    up.add_argument('--rtf', type=float, metavar='F',
+                    help='real-time factor: 1 real time (default), 0 as fast as the '
+                         'sensor nodes keep up')
+    up.add_argument('--agents', type=int, metavar='N',
+                    help='N copies of the vehicle of a one-vehicle rig (agent k in namespace '
+                         'agent<k>, with its own seeds)')
+    up.add_argument('--route', metavar='NAME|FILE', help='route of every vehicle')
+    up.add_argument('--cmd-vel-type', choices=['twist', 'twist_stamped'],
+                    help='message type of cmd_vel (default twist)')
+    up.add_argument('--no-tf', action='store_true',
+                    help='no TF utm -> base_footprint (an EKF owns the transform)')
+    up.add_argument('--start-timeout', type=float, metavar='S',
+                    help='wait this long at most for the sensor nodes before step 0 '
+                         '(default 30)')
+    up.add_argument('--print-nodes', action='store_true',
+                    help='print the nodes and their parameter files, start nothing')
+    add_config_arguments(up, vehicle_choice=False)
+    up.set_defaults(run=cmd_up)
 
     site = commands.add_parser('site', help='print the site georeference at the tile origin')
     _add_time_and_zone(site)

@@ -12,7 +12,7 @@ from acres_sim.config.loader import RIGS, load_config
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 
-__all__ = ['add_config_arguments', 'config_from_args']
+__all__ = ['add_config_arguments', 'config_from_args', 'overrides_from_args']
 
 # (flag, key, the game's option); switches also carry the value they set.
 _VALUE_OPTIONS = (
@@ -54,17 +54,22 @@ def _parse_number(text, kind):
         return text  # check_value names the key and what is allowed
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris'):
-    """Add the rig choice, the config files and the spec's options to ``parser``."""
+def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris',
+                         vehicle_choice=True):
+    """Add the rig choice, the config files and the spec's options to ``parser``
+    (without ``vehicle_choice``: no --rig and --vehicle-config; the caller
+    picks the vehicles)."""
     group = parser.add_argument_group('configuration (the spec\'s command-line options)')
-    group.add_argument('--rig', default=rig_default, choices=[*RIGS, 'none'],
-                       help='vehicle overlay to apply (default: %(default)s)')
+    if vehicle_choice:
+        group.add_argument('--rig', default=rig_default, choices=[*RIGS, 'none'],
+                           help='vehicle overlay to apply (default: %(default)s)')
     group.add_argument('--config', metavar='FILE', dest='opt_config',
                        help='complete sensor configuration instead of the packaged '
                             'sensors.yaml (YAML or the game\'s sensors.json) [-SensorConfig=]')
-    group.add_argument('--vehicle-config', metavar='FILE', dest='opt_vehicle_config',
-                       help='vehicle overlay instead of the rig\'s packaged one '
-                            '[-PolarisSensorConfig=]')
+    if vehicle_choice:
+        group.add_argument('--vehicle-config', metavar='FILE', dest='opt_vehicle_config',
+                           help='vehicle overlay instead of the rig\'s packaged one '
+                                '[-PolarisSensorConfig=]')
     group.add_argument('--site', metavar='FILE', dest='opt_site',
                        help='site georeference instead of the packaged site.yaml')
     for flag, name, game in _VALUE_OPTIONS:
@@ -95,13 +100,20 @@ def _parse_set(item):
     return name.strip(), value
 
 
-def config_from_args(args):
-    """The resolved, checked Config for parsed ``args`` (ConfigError if bad)."""
+def overrides_from_args(args) -> dict:
+    """The keys set by the options in ``args`` (--set and the spec's options),
+    not yet checked; the outages of --gnss-outage are in ``args.opt_outages``."""
     overrides = dict(_parse_set(item) for item in args.opt_set)
     for flag, name, *_ in (*_VALUE_OPTIONS, *_SWITCHES):
         value = getattr(args, _dest(flag))
         if value is not None:
             overrides[name] = value
+    return overrides
+
+
+def config_from_args(args):
+    """The resolved, checked Config for parsed ``args`` (ConfigError if bad)."""
+    overrides = overrides_from_args(args)
     return load_config(rig=None if args.rig == 'none' else args.rig,
                        config_file=args.opt_config, overlay_file=args.opt_vehicle_config,
                        site_file=args.opt_site, overrides=overrides,

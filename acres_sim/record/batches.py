@@ -21,6 +21,7 @@ import numpy as np
 
 from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_TRUE,
                                 V_INS, V_N_FLU, W_FLU, W_INS)
+from acres_sim.core.truth import T_P, T_Q, T_V, T_W
 from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
 
@@ -201,6 +202,16 @@ class MessageBatches:
         return self._odometry(t_ns, frame_id, child_frame_id, results[:, UTM_TRUE:UTM_TRUE + 3],
                               results[:, Q_UTM_TRUE:Q_UTM_TRUE + 4],
                               results[:, V_N_FLU:V_N_FLU + 3], results[:, W_FLU:W_FLU + 3])
+
+    # -- the truth stream of the live sim node
+    def physics_truth(self, states, t_ns, child_frame_id):
+        """sim/truth: nav_msgs/Odometry in frame map of the states (n, TRUTH_SIZE)
+        of :attr:`acres_sim.core.block.Block.states` -- the chassis origin, the
+        state's quaternion, and the CoM velocity and angular velocity in world
+        axes (not the child frame: these are the physics' own numbers)."""
+        return self._odometry(t_ns, 'map', child_frame_id, states[:, T_P:T_P + 3],
+                              states[:, T_Q:T_Q + 4], states[:, T_V:T_V + 3],
+                              states[:, T_W:T_W + 3])
 
     # -- the IMU
     def imu_raw(self, values, t_ns, frame_id):

@@ -102,6 +102,12 @@ def ns_from_seconds(t_s: float) -> int:
     return int(round(float(t_s) * 1e9))
 
 
+def ns_from_steps(steps, hz):
+    """:func:`ns_from_seconds` of the times k / hz of an integer array of steps
+    (the same rounding: half to even), as an int64 array."""
+    return np.rint(np.asarray(steps, dtype=np.int64) / hz * 1e9).astype(np.int64)
+
+
 def stamp(stamp_ns: int):
     """builtin_interfaces/Time from integer nanoseconds (non-negative)."""
     stamp_ns = int(stamp_ns)

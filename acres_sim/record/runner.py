@@ -50,12 +50,11 @@ from acres_sim.record.bag import BagWriter
 from acres_sim.record.jsonl import JsonlWriter
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, timed_row
+from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_FRAME,
                               INS_TOPICS, OXTS_IMU_FRAME, lever_arm, mount_transforms, utm_to_map)
 
 __all__ = ['RecordRequest', 'record', 'DEFAULT_ROUTES']
-
-DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
 
 REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
@@ -280,7 +279,7 @@ class _Recording:
     def _write_block(self, k0, k1, blocks):
         """Rows and messages of steps k0 .. k1-1; the bag gets them in time order
         (at one time: /clock, then per agent its INS topics, then its deliveries)."""
-        clock_ns = _ns(np.arange(k0, k1))
+        clock_ns = _ns_of(np.arange(k0, k1))
         entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
         for agent, block in zip(self.agents, blocks):
             self._sample(agent, block, entries)
@@ -311,7 +310,7 @@ class _Recording:
         if agent.imu is not None and len(b.imu_k):
             values = [[round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]]
                       for v in b.imu.tolist()]
-            raw = self.batches.imu_raw(np.array(values).reshape(-1, 6), _ns(b.imu_k),
+            raw = self.batches.imu_raw(np.array(values).reshape(-1, 6), _ns_of(b.imu_k),
                                        agent.prefix + IMU_FRAME)
             rows = [{'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
                     for v in values]
@@ -389,7 +388,7 @@ class _Recording:
     def _ins_topics(self, agent, b, entries):
         """The INS topics of every epoch of the block, at the sample time."""
         topics, batches, results = self.topics, self.batches, b.ins
-        t_ns = _ns(b.ins_k)
+        t_ns = _ns_of(b.ins_k)
         base = f'{agent.prefix}base_footprint'
         imu_frame = OXTS_IMU_FRAME if topics.oxts_axes else INS_FRAME
         entries.append(_entry(self._topic(agent, topics.odom), t_ns,
@@ -465,6 +464,10 @@ class _Recording:
         return episode
 
 
+def _ns_of(steps):
+    return msg.ns_from_steps(steps, PHYSICS_HZ)
+
+
 def _entry(topic, t_ns, encoded):
     """A BagWriter.write_block entry of messages encoded by MessageBatches."""
     return topic, t_ns, encoded.payload, encoded.lengths()
@@ -473,12 +476,6 @@ def _entry(topic, t_ns, encoded):
 def _joined(topic, t_ns, datas):
     """A BagWriter.write_block entry of separately serialised messages."""
     return topic, t_ns, b''.join(datas), [len(d) for d in datas]
-
-
-def _ns(steps):
-    """messages.ns_from_seconds of the times k / 120 of an integer array of steps
-    (the same rounding: half to even)."""
-    return np.rint(np.asarray(steps, dtype=np.int64) / PHYSICS_HZ * 1e9).astype(np.int64)
 
 
 def _true_counts(summary, agent):

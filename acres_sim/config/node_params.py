@@ -1,0 +1,118 @@
+"""The live nodes' own parameters (not sensor keys): how the sim node runs and
+which vehicle a node belongs to.  Like the sensor keys of the schema, each is
+described once here (type, default, limits, description), and the nodes
+declare them from this table, so ``ros2 param describe`` shows the same words.
+
+The sensor keys of the schema are parameters of the nodes too: top-level in a
+GNSS or IMU node (its vehicle's configuration), and under
+``agents.<name>.`` in the sim node, once per vehicle it simulates.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import Any, Optional
+
+from acres_sim.config.validate import ConfigError
+
+__all__ = ['AGENT_PARAMS', 'NodeParam', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES',
+           'check_param']
+
+VEHICLES = ('polaris', 'maxxum')
+
+
+@dataclass(frozen=True)
+class NodeParam:
+    """One node parameter; ``kind`` is 'bool', 'int', 'float' or 'str'
+    (``choices`` limit a str; ``low``/``high`` a number, ``low_open``: > low)."""
+
+    name: str
+    kind: str
+    default: Any
+    description: str
+    unit: str = ''
+    low: Optional[float] = None
+    high: Optional[float] = None
+    low_open: bool = False
+    choices: Optional[tuple] = None
+
+    def allowed(self) -> str:
+        if self.kind == 'bool':
+            return 'true or false'
+        if self.choices:
+            return ' or '.join(self.choices)
+        if self.kind == 'str':
+            return 'a string'
+        unit = f' {self.unit}' if self.unit else ''
+        if self.low is not None and self.high is not None:
+            return f'{self.low:g} to {self.high:g}{unit}'
+        if self.low is not None:
+            return f'{">" if self.low_open else ">="} {self.low:g}{unit}'
+        return f'any number{unit}'
+
+
+def check_param(p: NodeParam, value, source):
+    """``value`` checked against ``p`` (ConfigError naming the parameter, the
+    value, what is allowed and ``source``); ints are accepted for floats."""
+    def fail(problem):
+        return ConfigError(f'{p.name} = {value!r} (in {source}): {problem}; '
+                           f'allowed: {p.allowed()}')
+    if p.kind == 'bool':
+        if not isinstance(value, bool):
+            raise fail('expected true or false')
+        return value
+    if p.kind == 'str':
+        if not isinstance(value, str):
+            raise fail('expected a string')
+        if p.choices and value not in p.choices:
+            raise fail('not one of the choices')
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise fail('expected a number')
+    if p.kind == 'int' and not isinstance(value, int):
+        raise fail('expected an integer')
+    if not math.isfinite(value):
+        raise fail('not a finite number')
+    if p.low is not None and (value <= p.low if p.low_open else value < p.low):
+        raise fail('out of range')
+    if p.high is not None and value > p.high:
+        raise fail('out of range')
+    return float(value) if p.kind == 'float' else int(value)
+
+
+SIM_PARAMS = (
+    NodeParam('rtf', 'float', 1.0, 'Real-time factor of the simulation: 1 is real time, '
+              '2 twice as fast; 0 runs as fast as the sensor nodes keep up.', low=0.0, high=1000.0),
+    NodeParam('duration_s', 'float', 0.0, 'Simulated time after which the sim node stops '
+              '(0: run until stopped).', 's', low=0.0),
+    NodeParam('start_timeout_s', 'float', 30.0, 'At the start, wait this long (wall time) at '
+              "most for every vehicle's GNSS and IMU nodes to subscribe to its truth, so that "
+              'they see the first step (0: do not wait).', 's', low=0.0, high=3600.0),
+    NodeParam('start_subscribers', 'int', 0, 'At the start, also wait (within start_timeout_s) '
+              'until every topic the sim node publishes has this many subscribers besides the '
+              'sensor nodes, e.g. 1 for a ros2 bag record started first.', low=0, high=100),
+    NodeParam('publish_tf', 'bool', True, 'Publish the TF utm -> base_footprint of each vehicle '
+              '(switch it off when an EKF owns the transform to base_footprint).'),
+    NodeParam('cmd_vel.type', 'str', 'twist', 'Message type of cmd_vel: geometry_msgs/Twist '
+              'or geometry_msgs/TwistStamped (nav2 on Kilted and later).',
+              choices=('twist', 'twist_stamped')),
+    NodeParam('cmd_vel.timeout_s', 'float', 0.5, 'A vehicle whose last cmd_vel is older than '
+              'this (sim time) brakes to a stop; without any cmd_vel its route follower drives.',
+              's', low=0.0, low_open=True, high=60.0),
+)
+
+# Per simulated vehicle, under agents.<name>. in the sim node.
+AGENT_PARAMS = (
+    NodeParam('vehicle', 'str', 'polaris', 'Vehicle model and topic set.', choices=VEHICLES),
+    NodeParam('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics (empty: none).'),
+    NodeParam('frame_prefix', 'str', '', 'Prefix of the vehicle\'s frame names, e.g. agent1/ '
+              '(utm and map are shared).'),
+    NodeParam('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '
+              "field, figure8, loop) or a file; empty: the vehicle's default."),
+)
+
+# The GNSS and IMU nodes: which vehicle they sit on.
+SENSOR_NODE_PARAMS = (
+    NodeParam('vehicle', 'str', 'polaris', 'Vehicle the sensor is mounted on (its geometry '
+              'turns the mounts into lever arms).', choices=VEHICLES),
+    NodeParam('frame_prefix', 'str', '', "Prefix of the sensor's frame name, e.g. agent1/."),
+)

@@ -1,0 +1,25 @@
+"""The QoS profiles of the rig (DESIGN §5)."""
+
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+__all__ = ['OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS']
+
+# Outputs: reliable, volatile, depth 10 (REP-2003): reliable and best-effort
+# subscribers both match.
+OUTPUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                        reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.VOLATILE)
+# tf2_ros's own: /tf depth 100, /tf_static transient local depth 1.
+TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                    reliability=ReliabilityPolicy.RELIABLE,
+                    durability=DurabilityPolicy.VOLATILE)
+STATIC_TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                           reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# The truth stream for the sensor nodes: reliable and 10 s of physics steps
+# deep, so a node that falls behind for a while loses nothing; at rtf 0 the sim
+# waits for the nodes' progress long before this fills.
+TRUTH_DEPTH = 1200
+TRUTH_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=TRUTH_DEPTH,
+                       reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE)

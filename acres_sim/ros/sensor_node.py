@@ -1,0 +1,211 @@
+"""What the GNSS-receiver and IMU nodes share: their parameters, the truth
+stream from the sim node, the delay line, the input's health.
+
+A sensor node is driven by the stamps of the truth it receives, never by wall
+time.  Each truth message is one physics step k, recovered from the stamp by
+rounding (t = k / 120, as the headless loop computes it); the message carries
+the state as the sim holds it, and R and the centre of mass are rebuilt from
+it with the physics module's own function, so the node's model sees the
+numbers the recorder's model sees.  Per step: the model takes the truth and
+samples when its Due time has come; the sample enters the delay line and is
+published, stamped with its sample time, at the first step that reaches
+t_sample + delay_s (the recorder's delivery step).
+
+A step that does not follow the one before is a gap: counted, logged
+(throttled), shown in ``/diagnostics``, and handled like a reset of the
+sensor (its schedule starts again at that step; the IMU restarts its
+differences).  A step back in time (the sim started again) resets the model.
+The node tells the sim how far it got on ``sim/sensor_progress`` (the sim
+waits for it at rtf 0).
+"""
+
+from collections import deque
+import sys
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from nav_msgs.msg import Odometry
+from std_msgs.msg import Header
+
+from acres_sim.config import ConfigError, load_config
+from acres_sim.config.node_params import SENSOR_NODE_PARAMS
+from acres_sim.config.vehicles import load_vehicle
+from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
+from acres_sim.core.schedule import delivery_step
+from acres_sim.core.truth import PHYSICS_HZ, Truth
+from acres_sim.record import messages as msg
+from acres_sim.record.cdr_batch import FixedLayout
+from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
+from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS
+from acres_sim.topics import TRUTH_TOPIC
+
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'run_node', 'step_from_stamp', 'truth_layout']
+
+PROGRESS_TOPIC = 'sim/sensor_progress'
+PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
+DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
+LOG_THROTTLE_S = 5.0
+
+
+def step_from_stamp(sec, nanosec):
+    """The physics step k of a stamp (t = k / 120, rounded to the nearest step)."""
+    return int(round((int(sec) * 1_000_000_000 + int(nanosec)) * PHYSICS_HZ / 1e9))
+
+
+def truth_layout(frame_prefix):
+    """The CDR layout of one vehicle's truth message (nav_msgs/Odometry, frame
+    map, child <prefix>chassis)."""
+    return FixedLayout(msg.TYPESTORE, 'nav_msgs/msg/Odometry',
+                       {'header.frame_id': 'map', 'child_frame_id': f'{frame_prefix}chassis'})
+
+
+class SensorNode(Node):
+    """A node with one sensor model of one vehicle.  Subclasses set
+    ``sensor`` ('gnss' or 'imu') and implement :meth:`build`, :meth:`on_step`
+    (take the truth, return the rows sampled) and :meth:`publish_row`."""
+
+    sensor = None
+
+    def __init__(self, name):
+        super().__init__(name)
+        own = declare_node_params(self, SENSOR_NODE_PARAMS)
+        self.frame_prefix = own['frame_prefix']
+        self.vehicle = load_vehicle(own['vehicle'])
+        defaults = load_config(rig=own['vehicle'])
+        self.config = sensor_config(self, declare_sensor_keys(self, defaults))
+        if not self.config[f'{self.sensor}.enabled']:
+            raise ConfigError(f'{self.sensor}.enabled is false for '
+                              f'{self.get_fully_qualified_name()}: nothing to simulate')
+        self.delay_s = self.config['delay_s']
+        self._state = np.zeros(STATE_SIZE)
+        self._com = np.array([self.vehicle.com_x_m, self.vehicle.com_y_m, self.vehicle.com_z_m])
+        self._layout = truth_layout(self.frame_prefix)
+        self.waiting = deque()        # (delivery step, sample step, row)
+        self.last_step = None
+        self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
+                       'bad_messages': 0, 'published': 0}
+        self.build()
+        self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
+        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', OUTPUT_QOS)
+        # Subscribed last: once the sim sees this subscription, the node is ready.
+        self.create_subscription(Odometry, TRUTH_TOPIC, self._on_truth, TRUTH_QOS, raw=True)
+
+    # -- to implement ---------------------------------------------------------
+
+    def build(self):
+        raise NotImplementedError
+
+    def reset_model(self):
+        raise NotImplementedError
+
+    def on_step(self, k, truth, restart):
+        """Take the truth of step k; return [row, ...] sampled at k."""
+        raise NotImplementedError
+
+    def publish_row(self, k_sample, k_delivery, row):
+        raise NotImplementedError
+
+    # -- the truth stream -----------------------------------------------------
+
+    def _on_truth(self, data):
+        if len(data) != self._layout.dtype.itemsize:
+            self.counts['bad_messages'] += 1
+            self.get_logger().error(
+                f'{TRUTH_TOPIC}: a message of {len(data)} bytes, not the '
+                f'{self._layout.dtype.itemsize} of this vehicle\'s truth (frame prefix '
+                f'{self.frame_prefix!r}); ignored', throttle_duration_sec=LOG_THROTTLE_S)
+            return
+        m = np.frombuffer(data, dtype=self._layout.dtype)[0]
+        k = step_from_stamp(m['header']['stamp']['sec'], m['header']['stamp']['nanosec'])
+        self.take(k, m)
+
+    def take(self, k, m):
+        """One truth message ``m`` (the structured CDR record) of step ``k``."""
+        self.counts['truth'] += 1
+        restart = False
+        if self.last_step is not None and k <= self.last_step:
+            self.get_logger().warning(
+                f'truth went back from step {self.last_step} to {k}: the sim started again; '
+                f'the {self.sensor} model starts again too')
+            self.reset_model()
+            self.waiting.clear()
+            self.counts['restarts'] += 1
+            restart = True
+        elif self.last_step is None or k != self.last_step + 1:
+            if self.last_step is not None:
+                missed = k - self.last_step - 1
+                self.counts['gaps'] += 1
+                self.counts['steps_missed'] += missed
+                self.get_logger().warning(
+                    f'gap in the truth stream: {missed} physics steps missing before step {k} '
+                    f'({self.counts["gaps"]} gaps so far); the {self.sensor} starts again there',
+                    throttle_duration_sec=LOG_THROTTLE_S)
+            restart = True
+        self.last_step = k
+        truth = self._truth(k, m)
+        for row in self.on_step(k, truth, restart):
+            self.waiting.append((delivery_step(k, self.delay_s, PHYSICS_HZ), k, row))
+        while self.waiting and self.waiting[0][0] <= k:
+            k_delivery, k_sample, row = self.waiting.popleft()
+            self.publish_row(k_sample, k_delivery, row)
+            self.counts['published'] += 1
+        if k % PROGRESS_EVERY == 0:
+            self._progress.publish(Header(stamp=_stamp(k), frame_id=self.get_fully_qualified_name()))
+        if k % DIAGNOSTICS_PERIOD == 0:
+            self._diagnostics.publish(self._input_diagnostics(k))
+
+    def _truth(self, k, m):
+        pose, twist = m['pose']['pose'], m['twist']['twist']
+        x = self._state
+        for j, name in enumerate('xyz'):
+            x[S_PX + j] = pose['position'][name]
+        for j, name in enumerate('xyzw'):
+            x[S_QX + j] = pose['orientation'][name]
+        R, p_c = truth_from_state(x, self._com)
+        v = np.array([twist['linear'][n] for n in 'xyz'])
+        w = np.array([twist['angular'][n] for n in 'xyz'])
+        return Truth(step=k, p=x[S_PX:S_PX + 3].copy(), R=R, v=v, w=w, p_c=p_c)
+
+    def _input_diagnostics(self, k):
+        c = self.counts
+        level = DiagnosticStatus.OK if c['gaps'] == 0 and c['bad_messages'] == 0 \
+            else DiagnosticStatus.WARN
+        text = 'truth complete' if level == DiagnosticStatus.OK else \
+            f'{c["gaps"]} gaps ({c["steps_missed"]} steps) in the truth stream'
+        status = DiagnosticStatus(
+            level=level, name=f'{self.get_fully_qualified_name()}: truth input', message=text,
+            hardware_id='', values=[KeyValue(key=name, value=str(value))
+                                    for name, value in (('last_step', k), *c.items())])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = _stamp(k)
+        return array
+
+
+def _stamp(k):
+    from builtin_interfaces.msg import Time
+    ns = msg.ns_from_seconds(k / PHYSICS_HZ)
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def run_node(node_class, args=None):
+    """Start ``node_class``, spin until Ctrl-C or shutdown; a configuration
+    mistake is one line on stderr and exit status 2."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except ConfigError as err:
+        print(f'{node_class.executable}: {err}', file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,180 @@
+"""``acres-sim up``: start the nodes of a rig as child processes -- the node
+list of :func:`acres_sim.rig.rig_nodes`, the same the launch files start --
+for machines without ``ros2 launch``.
+
+Each node gets a parameter file written into a temporary folder and runs as
+``python -m acres_sim.ros.<node> --ros-args -r __node:=NAME -r __ns:=/NS
+--params-file FILE``.  Their output is forwarded line by line with the node's
+name in front.  Ctrl-C (or SIGTERM) stops them all: SIGINT first, then, after
+a grace period, SIGTERM and SIGKILL.  A node that exits by itself is
+reported; when the sim node ends (its ``duration_s`` reached, or a failure)
+the others are stopped.
+"""
+
+from dataclasses import dataclass
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import yaml
+
+__all__ = ['Launched', 'node_command', 'params_document', 'run_nodes']
+
+GRACE_S = 5.0
+
+
+def params_document(node):
+    """The ROS 2 parameter file of a NodeSpec: its parameters nested by their dots."""
+    tree = {}
+    for name, value in node.parameters.items():
+        *groups, leaf = name.split('.')
+        branch = tree
+        for group in groups:
+            branch = branch.setdefault(group, {})
+        branch[leaf] = value
+    return yaml.safe_dump({'/**': {'ros__parameters': tree}}, default_flow_style=None,
+                          sort_keys=False)
+
+
+def node_command(node, params_file):
+    """The command line that starts ``node`` (a NodeSpec) with its parameter file."""
+    command = [sys.executable, '-m', f'acres_sim.ros.{node.executable}', '--ros-args',
+               '-r', f'__node:={node.name}']
+    if node.namespace:
+        command += ['-r', f'__ns:=/{node.namespace}']
+    for old, new in node.remappings:
+        command += ['-r', f'{old}:={new}']
+    return command + ['--params-file', str(params_file)]
+
+
+def child_environment(environ=None):
+    """The environment of a node: this one, so the ROS settings travel.  The
+    ROS wheels re-execute Python to set LD_LIBRARY_PATH unless
+    _ROS_WHEELS_BOOTSTRAP_COMPLETE is set: the mark never travels without the path."""
+    env = dict(os.environ if environ is None else environ)
+    if 'LD_LIBRARY_PATH' not in env:
+        env.pop('_ROS_WHEELS_BOOTSTRAP_COMPLETE', None)
+    env['PYTHONUNBUFFERED'] = '1'
+    return env
+
+
+@dataclass
+class Launched:
+    node: object
+    process: subprocess.Popen
+    reader: threading.Thread
+    reported: bool = False
+
+
+def _forward(stream, label, out, lock):
+    for line in iter(stream.readline, ''):
+        with lock:
+            out.write(f'[{label}] {line}' if line.endswith('\n') else f'[{label}] {line}\n')
+            out.flush()
+    stream.close()
+
+
+class _Stop(Exception):
+    pass
+
+
+def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
+    """Start ``nodes`` (NodeSpecs, the sim node first) and supervise them until
+    the sim node ends or Ctrl-C / SIGTERM; returns the exit status: 0 if every
+    node ended well, 1 if one failed, 128 + signal number after a signal."""
+    lock = threading.Lock()
+    received = []
+
+    def on_signal(signum, _frame):
+        received.append(signum)
+        raise _Stop()
+
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} \
+        if on_main else {}
+    launched = []
+    failed = False
+    with tempfile.TemporaryDirectory(prefix='acres-sim-up-') as folder:
+        try:
+            for i, node in enumerate(nodes):
+                params = Path(folder) / f'{i:02d}_{node.executable}.yaml'
+                params.write_text(params_document(node), encoding='utf-8')
+                process = subprocess.Popen(
+                    node_command(node, params), env=child_environment(), text=True,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    start_new_session=True)    # Ctrl-C reaches them from us, in order
+                label = node.full_name.lstrip('/')
+                reader = threading.Thread(target=_forward, args=(process.stdout, label, out, lock),
+                                          daemon=True)
+                reader.start()
+                launched.append(Launched(node, process, reader))
+            with lock:
+                out.write('acres-sim up: started ' + ', '.join(
+                    f'{x.node.full_name} (pid {x.process.pid})' for x in launched) + '\n')
+            while True:
+                for x in launched:
+                    code = x.process.poll()
+                    if code is not None and not x.reported:
+                        x.reported = True
+                        if code != 0:
+                            failed = True
+                        with lock:
+                            out.write(f'acres-sim up: {x.node.full_name} exited with status '
+                                      f'{code}\n')
+                if launched[0].process.poll() is not None:
+                    break
+                time.sleep(poll_s)
+        except _Stop:
+            pass
+        finally:
+            for sig in previous:              # a second Ctrl-C: the children get SIGKILL
+                signal.signal(sig, signal.SIG_DFL if sig == signal.SIGTERM else
+                              signal.default_int_handler)
+            try:
+                failed |= _stop_all(launched, out, lock)
+            except KeyboardInterrupt:
+                for x in launched:
+                    if x.process.poll() is None:
+                        x.process.kill()
+            for x in launched:
+                x.reader.join(timeout=2.0)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if received:
+        return 128 + received[0]
+    return 1 if failed else 0
+
+
+def _stop_all(launched, out, lock):
+    """SIGINT to every node still running, then SIGTERM, then SIGKILL; True if
+    one had to be killed or failed."""
+    failed = False
+    for sig, grace in ((signal.SIGINT, GRACE_S), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        running = [x for x in launched if x.process.poll() is None]
+        if not running:
+            break
+        for x in running:
+            try:
+                x.process.send_signal(sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        for x in running:
+            try:
+                x.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        if sig != signal.SIGINT:
+            failed = True
+    for x in launched:
+        code = x.process.poll()
+        if not x.reported and code not in (0, None, -signal.SIGINT):
+            failed = True
+            with lock:
+                out.write(f'acres-sim up: {x.node.full_name} exited with status {code}\n')
+    return failed
