@@ -132,6 +132,8 @@ def cmd_up(args):
         sim['publish_tf'] = False
     if args.start_timeout is not None:
         sim['start_timeout_s'] = args.start_timeout
+    if args.wait_for_subscribers is not None:
+        sim['start_subscribers'] = args.wait_for_subscribers
     options = RigOptions(agents=args.agents, route=args.route, rtf=args.rtf,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
@@ -293,6 +295,9 @@ def build_parser():
     up.add_argument('--start-timeout', type=float, metavar='S',
                     help='wait this long at most for the sensor nodes before step 0 '
                          '(default 30)')
+    up.add_argument('--wait-for-subscribers', type=int, metavar='N',
+                    help='before step 0 also wait for N subscribers on every sim topic '
+                         '(e.g. 1 for a ros2 bag record started first)')
     up.add_argument('--print-nodes', action='store_true',
                     help='print the nodes and their parameter files, start nothing')
     add_config_arguments(up, vehicle_choice=False)

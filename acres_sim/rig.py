@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Optional
 
 from acres_sim.config.loader import config_dir, load_config, read_document
-from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS, VEHICLES, check_param
+from acres_sim.config.node_params import (AGENT_PARAMS, FAST_OUTPUT_DEPTH, OUTPUT_DEPTH,
+                                          SIM_PARAMS, VEHICLES, check_param)
 from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError, check_value
 
@@ -265,8 +266,9 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
         if value is not None:
             spec = next(p for p in SIM_PARAMS if p.name == name)
             sim_values[name] = check_param(spec, value, 'the options')
-    common = {'use_sim_time': bool(options.use_sim_time)}
-    sim = {**common, **sim_values, 'agents.names': [a.name for a in rig.agents]}
+    depth = FAST_OUTPUT_DEPTH if sim_values['rtf'] == 0.0 else OUTPUT_DEPTH.default
+    common = {'use_sim_time': bool(options.use_sim_time), 'output_depth': depth}
+    sim = {**sim_values, **common, 'agents.names': [a.name for a in rig.agents]}
     sensors = []
     for agent in rig.agents:
         config = agent_config(agent, options)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from acres_sim.config.validate import ConfigError
 
-__all__ = ['AGENT_PARAMS', 'NodeParam', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES',
+__all__ = ['AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'OUTPUT_DEPTH', 'NodeParam', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES',
            'check_param']
 
 VEHICLES = ('polaris', 'maxxum')
@@ -79,7 +79,15 @@ def check_param(p: NodeParam, value, source):
     return float(value) if p.kind == 'float' else int(value)
 
 
+# Every node of the rig.
+OUTPUT_DEPTH = NodeParam(
+    'output_depth', 'int', 10, 'History depth of the node\'s publishers. 10 as usual; at rtf 0 '
+    'the rigs set 1200, so that a message the transport drops while a reader is starved of '
+    'CPU can still be sent again.', low=1, high=100000)
+FAST_OUTPUT_DEPTH = 1200
+
 SIM_PARAMS = (
+    OUTPUT_DEPTH,
     NodeParam('rtf', 'float', 1.0, 'Real-time factor of the simulation: 1 is real time, '
               '2 twice as fast; 0 runs as fast as the sensor nodes keep up.', low=0.0, high=1000.0),
     NodeParam('duration_s', 'float', 0.0, 'Simulated time after which the sim node stops '
@@ -110,9 +118,10 @@ AGENT_PARAMS = (
               "field, figure8, loop) or a file; empty: the vehicle's default."),
 )
 
-# The GNSS and IMU nodes: which vehicle they sit on.
+# The GNSS and IMU nodes: which vehicle they sit on, their publishers' depth.
 SENSOR_NODE_PARAMS = (
     NodeParam('vehicle', 'str', 'polaris', 'Vehicle the sensor is mounted on (its geometry '
               'turns the mounts into lever arms).', choices=VEHICLES),
     NodeParam('frame_prefix', 'str', '', "Prefix of the sensor's frame name, e.g. agent1/."),
+    OUTPUT_DEPTH,
 )

@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 
-from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import NavSatFix
 from std_msgs.msg import String
 
@@ -24,7 +23,6 @@ from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.rows_process import timed_row
-from acres_sim.ros.qos import OUTPUT_QOS
 from acres_sim.ros.sensor_node import SensorNode, run_node
 from acres_sim.topics import ANTENNA_FRAME, GNSS_TOPICS, lever_arm
 
@@ -47,9 +45,8 @@ class GnssNode(SensorNode):
         self.due = Due(c['gnss.hz'])
         self.frame = self.frame_prefix + ANTENNA_FRAME
         self.status_name = f'{self.frame_prefix}gnss_receiver'
-        self.fix_pub = self.create_publisher(NavSatFix, GNSS_TOPICS['fix'], OUTPUT_QOS)
-        self.nmea_pub = self.create_publisher(String, GNSS_TOPICS['nmea'], OUTPUT_QOS)
-        self.status_pub = self.create_publisher(DiagnosticArray, '/diagnostics', OUTPUT_QOS)
+        self.fix_pub = self.create_publisher(NavSatFix, GNSS_TOPICS['fix'], self.output_qos)
+        self.nmea_pub = self.create_publisher(String, GNSS_TOPICS['nmea'], self.output_qos)
 
     def reset_model(self):
         self.receiver.reset()
@@ -75,7 +72,7 @@ class GnssNode(SensorNode):
         if sentence is not None:
             self.nmea_pub.publish(bytes(serialise(sentence, 'std_msgs/msg/String')))
         status = msg.diagnostics_from_gnss_row(timed, stamp, self.status_name)
-        self.status_pub.publish(bytes(serialise(status, 'diagnostic_msgs/msg/DiagnosticArray')))
+        self.diagnostics_pub.publish(bytes(serialise(status, 'diagnostic_msgs/msg/DiagnosticArray')))
 
 
 def main(args=None):

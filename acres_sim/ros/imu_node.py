@@ -18,7 +18,6 @@ from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
-from acres_sim.ros.qos import OUTPUT_QOS
 from acres_sim.ros.sensor_node import SensorNode, run_node
 from acres_sim.topics import IMU_FRAME, IMU_TOPIC, lever_arm
 
@@ -40,7 +39,7 @@ class ImuNode(SensorNode):
         self.frame = self.frame_prefix + IMU_FRAME
         self.batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c),
                                       [0.0] * 6, [0.0] * 3)
-        self.pub = self.create_publisher(Imu, IMU_TOPIC, OUTPUT_QOS)
+        self.pub = self.create_publisher(Imu, IMU_TOPIC, self.output_qos)
 
     def reset_model(self):
         self.imu.reset()

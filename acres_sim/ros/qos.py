@@ -2,7 +2,7 @@
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-__all__ = ['OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS']
+__all__ = ['OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS', 'with_depth']
 
 # Outputs: reliable, volatile, depth 10 (REP-2003): reliable and best-effort
 # subscribers both match.
@@ -23,3 +23,10 @@ TRUTH_DEPTH = 1200
 TRUTH_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=TRUTH_DEPTH,
                        reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
+
+
+
+def with_depth(profile, depth):
+    """``profile`` keeping ``depth`` messages (the nodes' ``output_depth``)."""
+    return QoSProfile(history=profile.history, depth=int(depth),
+                      reliability=profile.reliability, durability=profile.durability)

@@ -20,13 +20,20 @@ waits for it at rtf 0).
 """
 
 from collections import deque
+import signal
 import sys
+import threading
+import time
 
 import numpy as np
 import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from nav_msgs.msg import Odometry
 from std_msgs.msg import Header
@@ -40,14 +47,17 @@ from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
 from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
-from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS
+from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
+from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.topics import TRUTH_TOPIC
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'run_node', 'step_from_stamp', 'truth_layout']
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'run_node', 'step_from_stamp',
+           'truth_layout']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
 PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
+PROGRESS_IDLE_S = 0.05         # wall time: report progress when the truth pauses this long
 LOG_THROTTLE_S = 5.0
 
 
@@ -74,6 +84,7 @@ class SensorNode(Node):
         super().__init__(name)
         own = declare_node_params(self, SENSOR_NODE_PARAMS)
         self.frame_prefix = own['frame_prefix']
+        self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
         self.vehicle = load_vehicle(own['vehicle'])
         defaults = load_config(rig=own['vehicle'])
         self.config = sensor_config(self, declare_sensor_keys(self, defaults))
@@ -88,11 +99,16 @@ class SensorNode(Node):
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
                        'bad_messages': 0, 'published': 0}
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
+                                                     self.output_qos)
         self.build()
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
-        self._diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', OUTPUT_QOS)
+        self._progress_sent = None
+        self.create_timer(PROGRESS_IDLE_S, self._report_progress,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         # Subscribed last: once the sim sees this subscription, the node is ready.
-        self.create_subscription(Odometry, TRUTH_TOPIC, self._on_truth, TRUTH_QOS, raw=True)
+        self._truth_sub = self.create_subscription(Odometry, TRUTH_TOPIC, self._on_truth,
+                                                   TRUTH_QOS, raw=True)
 
     # -- to implement ---------------------------------------------------------
 
@@ -112,6 +128,11 @@ class SensorNode(Node):
     # -- the truth stream -----------------------------------------------------
 
     def _on_truth(self, data):
+        """One truth message, then every one queued behind it (see acres_sim.ros.take)."""
+        self._take_truth(data)
+        take_all(self._truth_sub, self._take_truth)
+
+    def _take_truth(self, data):
         if len(data) != self._layout.dtype.itemsize:
             self.counts['bad_messages'] += 1
             self.get_logger().error(
@@ -154,9 +175,31 @@ class SensorNode(Node):
             self.publish_row(k_sample, k_delivery, row)
             self.counts['published'] += 1
         if k % PROGRESS_EVERY == 0:
-            self._progress.publish(Header(stamp=_stamp(k), frame_id=self.get_fully_qualified_name()))
+            self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:
-            self._diagnostics.publish(self._input_diagnostics(k))
+            self.diagnostics_pub.publish(self._input_diagnostics(k))
+
+    def _report_progress(self):
+        """Tell the sim the last step taken (every PROGRESS_EVERY steps, and
+        when the truth has stopped coming for a moment); before the first
+        truth, that the node is ready -- its side of the truth is matched --
+        as a stamp of -1 s."""
+        name = self.get_fully_qualified_name()
+        if self.last_step is None:
+            if self._truth_sub.get_publisher_count() > 0:
+                self._progress.publish(Header(stamp=Time(sec=-1), frame_id=name))
+        elif self.last_step != self._progress_sent:
+            self._progress_sent = self.last_step
+            self._progress.publish(Header(stamp=_stamp(self.last_step), frame_id=name))
+
+    def flush(self, timeout_s=2.0):
+        """Wait (at most ``timeout_s``) until every subscriber has what was published."""
+        deadline = time.monotonic() + timeout_s
+        for publisher in self.publishers:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
 
     def _truth(self, k, m):
         pose, twist = m['pose']['pose'], m['twist']['twist']
@@ -186,19 +229,47 @@ class SensorNode(Node):
 
 
 def _stamp(k):
-    from builtin_interfaces.msg import Time
     ns = msg.ns_from_seconds(k / PHYSICS_HZ)
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
+class StopSignals:
+    """SIGINT and SIGTERM set ``stop`` (instead of rclpy's handler, which
+    shuts the context down at once): the node then finishes its publishing."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.signal = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def _on_signal(self, signum, _frame):
+        self.signal = signum
+        self.stop.set()
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
 def run_node(node_class, args=None):
-    """Start ``node_class``, spin until Ctrl-C or shutdown; a configuration
-    mistake is one line on stderr and exit status 2."""
-    rclpy.init(args=args)
+    """Start ``node_class`` and spin it until SIGINT / SIGTERM, then let its
+    subscribers have what it published; a configuration mistake is one line
+    on stderr and exit status 2."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        node = node_class()
-        rclpy.spin(node)
+        with StopSignals() as signals:
+            node = node_class()
+            executor = fast_executor()
+            executor.add_node(node)
+            while not signals.stop.is_set() and rclpy.ok():
+                executor.spin_once(timeout_sec=0.1)
+            node.flush()
     except ConfigError as err:
         print(f'{node_class.executable}: {err}', file=sys.stderr)
         return 2

@@ -31,8 +31,10 @@ import time
 
 import numpy as np
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.duration import Duration
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
@@ -54,8 +56,9 @@ from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
-from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS
-from acres_sim.ros.sensor_node import PROGRESS_TOPIC, step_from_stamp
+from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
+from acres_sim.ros.sensor_node import PROGRESS_TOPIC, StopSignals, step_from_stamp
+from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.ros.tf import TfPublishers
 from acres_sim.topics import (INS_FRAME, INS_TOPICS, OXTS_IMU_FRAME, TRUTH_TOPIC, lever_arm,
                               mount_transforms, utm_to_map)
@@ -66,6 +69,10 @@ FOREVER_S = 2 * 365 * 86400.0   # duration_s 0: two years of steps (the INS year
 AHEAD_STEPS = TRUTH_DEPTH // 2  # at rtf 0: how far the sim may run ahead of a sensor node
 CATCH_UP_STEPS = 12             # at most this many late steps per pass
 FAST_BLOCK_STEPS = 12           # steps per pass at rtf 0
+START_GRACE_S = 0.5             # start_subscribers met: this long for their side of the match
+FINISH_TIMEOUT_S = 30.0         # after the last step: wait this long at most for the sensors
+HOLD_SLEEP_S = 0.0005           # at rtf 0: poll the sensors' progress this often while waiting
+SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) this often
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
 
@@ -106,11 +113,12 @@ class _Agent:
                 kinds.append(('velocity', TwistStamped))
             for kind, msg_type in kinds:
                 self.pubs[kind] = node.create_publisher(msg_type, self.topic(getattr(t, kind)),
-                                                        OUTPUT_QOS)
+                                                        node.output_qos)
         self.command = None           # (speed, yaw rate, step received)
         msg_type = TwistStamped if node.cmd_vel_type == 'twist_stamped' else Twist
-        node.create_subscription(msg_type, self.topic('cmd_vel'),
-                                 lambda m: node.on_cmd_vel(self, m), OUTPUT_QOS)
+        self.on_cmd_vel = lambda m: node.on_cmd_vel(self, m)
+        self.cmd_vel_sub = node.create_subscription(msg_type, self.topic('cmd_vel'),
+                                                    self.on_cmd_vel, OUTPUT_QOS)
 
     def topic(self, name):
         return f'/{self.ns}/{name}' if self.ns else f'/{name}'
@@ -129,6 +137,7 @@ class SimNode(Node):
         self.publish_tf = own['publish_tf']
         self.cmd_vel_type = own['cmd_vel.type']
         self.cmd_vel_timeout_steps = own['cmd_vel.timeout_s'] * PHYSICS_HZ
+        self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
         names = self.declare_parameter('agents.names', ['agent0']).value
         names = list(names)
         if not names or len(set(names)) != len(names):
@@ -141,12 +150,16 @@ class SimNode(Node):
             values = declare_sensor_keys(self, defaults, prefix)
             config = sensor_config(self, values, prefix)
             self.agents.append(_Agent(self, name, agent_own, config))
-        self.clock_pub = self.create_publisher(Clock, '/clock', OUTPUT_QOS)
-        self.tf = TfPublishers(self)
-        self.progress = {}            # sensor node name -> (last step, wall time heard)
+        self.clock_pub = self.create_publisher(Clock, '/clock', self.output_qos)
+        self.tf = TfPublishers(self, own['output_depth'])
+        # node name -> (agent, last step taken (< 0: ready, none yet)); see sensor_node
+        self.progress = {}
+        self.progress_subs = []
         for agent in self.agents:
-            self.create_subscription(Header, agent.topic(PROGRESS_TOPIC), self._on_progress,
-                                     OUTPUT_QOS)
+            handler = (lambda m, agent=agent: self._on_progress(agent, m))
+            self.progress_subs.append((self.create_subscription(
+                Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS), handler))
+        self._spun = 0.0
         self.last_steps = int(round(self.duration_s * PHYSICS_HZ)) if self.duration_s else None
         self.step = 0
         self.stats = {'steps': 0, 'waits': 0}
@@ -163,9 +176,23 @@ class SimNode(Node):
             return
         agent.command = (checked.speed_mps, checked.yaw_rate_radps, self.step)
 
-    def _on_progress(self, m):
-        self.progress[m.frame_id] = (step_from_stamp(m.stamp.sec, m.stamp.nanosec),
-                                     time.monotonic())
+    def _on_progress(self, agent, m):
+        self.progress[m.frame_id] = (agent, step_from_stamp(m.stamp.sec, m.stamp.nanosec))
+
+    def poll_inputs(self, executor):
+        """Take every waiting cmd_vel and progress message (acres_sim.ros.take);
+        a pass of the executor, for the parameter services, ten times a second."""
+        for agent in self.agents:
+            take_all(agent.cmd_vel_sub, agent.on_cmd_vel)
+        self.poll_progress()
+        now = time.monotonic()
+        if now - self._spun > SERVICE_PERIOD_S:
+            self._spun = now
+            executor.spin_once(timeout_sec=0.0)
+
+    def poll_progress(self):
+        for sub, handler in self.progress_subs:
+            take_all(sub, handler)
 
     # -- the loop -------------------------------------------------------------
 
@@ -179,25 +206,34 @@ class SimNode(Node):
             'tf2_msgs/msg/TFMessage')
         self.tf.publish_static(bytes(data))
 
-    def wait_for_sensors(self, executor):
-        """Spin until every vehicle's sensor nodes subscribe to its truth (or the timeout)."""
+    def wait_for_sensors(self, executor, stop):
+        """Before step 0, until every vehicle's sensor nodes are ready (both
+        sides of the truth matched, so none misses a step), and with
+        ``start_subscribers``, every topic has that many subscribers (or the timeout)."""
         if self.start_timeout_s <= 0:
             return
         deadline = time.monotonic() + self.start_timeout_s
-        missing = self._missing_sensors()
-        while missing and time.monotonic() < deadline and rclpy.ok():
-            executor.spin_once(timeout_sec=0.05)
-            missing = self._missing_sensors()
+        missing = self._missing()
+        while missing and time.monotonic() < deadline and not stop.is_set():
+            executor.spin_once(timeout_sec=0.02)
+            self.poll_progress()
+            missing = self._missing()
         if missing:
             self.get_logger().warning(
-                f'starting without all sensor nodes after {self.start_timeout_s:g} s: '
-                + ', '.join(f'{topic} has {n} of {want} subscribers'
-                            for topic, n, want in missing))
+                f'starting without all subscribers after {self.start_timeout_s:g} s: '
+                + ', '.join(f'{topic} has {n} of {want}' for topic, n, want in missing))
+        elif self.start_subscribers:   # their side of the match may trail ours a little
+            time.sleep(START_GRACE_S)
 
-    def _missing_sensors(self):
-        missing = [(a.topic(TRUTH_TOPIC), a.truth_pub.get_subscription_count(),
-                    a.sensors_expected) for a in self.agents
-                   if a.truth_pub.get_subscription_count() < a.sensors_expected]
+    def _missing(self):
+        """(topic, subscribers, wanted) of every topic short of subscribers."""
+        missing = []
+        for a in self.agents:
+            ready = sum(1 for agent, _k in self.progress.values() if agent is a)
+            have = min(ready, a.truth_pub.get_subscription_count())
+            if have < a.sensors_expected:
+                missing.append((f'{a.topic(TRUTH_TOPIC)} (sensor nodes ready)', have,
+                                a.sensors_expected))
         if self.start_subscribers:
             outputs = [self.clock_pub, *(p for a in self.agents for p in a.pubs.values())]
             if self.publish_tf and self.tf.dynamic is not None:
@@ -206,43 +242,45 @@ class SimNode(Node):
                         for p in outputs if p.get_subscription_count() < self.start_subscribers]
         return missing
 
-    def run(self, executor):
+    def run(self, executor, stop):
+        """The loop, until ``duration_s`` or the event ``stop``."""
         self.publish_static_tf()
-        self.wait_for_sensors(executor)
+        self.wait_for_sensors(executor, stop)
         wall0 = time.monotonic()
-        while rclpy.ok():
+        while rclpy.ok() and not stop.is_set():
             if self.last_steps is not None and self.step > self.last_steps:
+                self._wait_for_sensors_to_finish(executor, stop)
                 break
             if self.rtf > 0.0:
-                n = self._pace(executor, wall0)
+                n = self._pace(wall0, stop)
             else:
-                executor.spin_once(timeout_sec=0.0)
-                self._hold_for_sensors(executor)
+                self._hold_for_sensors(stop)
                 n = FAST_BLOCK_STEPS
+            self.poll_inputs(executor)
             if self.last_steps is not None:
                 n = min(n, self.last_steps + 1 - self.step)
             self._advance(n)
 
-    def _pace(self, executor, wall0):
+    def _pace(self, wall0, stop):
         """Wait for the wall time of the next step; the number of steps due now."""
-        while rclpy.ok():
+        while not stop.is_set():
             lag = time.monotonic() - wall0 - self.step / (PHYSICS_HZ * self.rtf)
             if lag >= 0.0:
-                executor.spin_once(timeout_sec=0.0)
                 return int(min(CATCH_UP_STEPS, 1 + math.floor(lag * PHYSICS_HZ * self.rtf)))
-            executor.spin_once(timeout_sec=-lag)
+            time.sleep(-lag)
         return 1
 
-    def _hold_for_sensors(self, executor):
+    def _hold_for_sensors(self, stop):
         """At rtf 0: wait while a sensor node that reports is AHEAD_STEPS behind."""
         waited_since = time.monotonic()
-        while rclpy.ok():
-            behind = [name for name, (k, _heard) in self.progress.items()
+        while not stop.is_set():
+            self.poll_progress()
+            behind = [name for name, (_agent, k) in self.progress.items()
                       if k < self.step - AHEAD_STEPS]
             if not behind:
                 return
             self.stats['waits'] += 1
-            executor.spin_once(timeout_sec=0.01)
+            time.sleep(HOLD_SLEEP_S)
             if time.monotonic() - waited_since > STALL_CHECK_S:
                 present = self._sensor_nodes_present()
                 for name in behind:
@@ -251,13 +289,32 @@ class SimNode(Node):
                         del self.progress[name]
                 waited_since = time.monotonic()
 
+    def _wait_for_sensors_to_finish(self, executor, stop):
+        """After the last step: until every reporting sensor node took it."""
+        last = self.step - 1
+        deadline = time.monotonic() + FINISH_TIMEOUT_S
+        while not stop.is_set() and time.monotonic() < deadline and rclpy.ok():
+            self.poll_progress()
+            if all(k >= last for _agent, k in self.progress.values()):
+                return
+            time.sleep(HOLD_SLEEP_S)
+        behind = sorted(name for name, (_agent, k) in self.progress.items() if k < last)
+        if behind:
+            self.get_logger().warning('stopping before ' + ', '.join(behind)
+                                      + f' took the last step {last}')
+
+    def flush(self, timeout_s=2.0):
+        """Wait (at most ``timeout_s``) until every subscriber has what was published."""
+        deadline = time.monotonic() + timeout_s
+        for publisher in self.publishers:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
+
     def _sensor_nodes_present(self):
-        names = set()
-        for agent in self.agents:
-            for info in self.get_subscriptions_info_by_topic(agent.topic(TRUTH_TOPIC)):
-                ns = info.node_namespace.rstrip('/')
-                names.add(f'{ns}/{info.node_name}')
-        return names
+        """The fully qualified names of the nodes in the graph now."""
+        return {f'{ns.rstrip("/")}/{name}' for name, ns in self.get_node_names_and_namespaces()}
 
     def _commands(self):
         for i, agent in enumerate(self.agents):
@@ -323,13 +380,15 @@ class SimNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        node = SimNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        node.run(executor)
+        with StopSignals() as signals:
+            node = SimNode()
+            executor = fast_executor()
+            executor.add_node(node)
+            node.run(executor, signals.stop)
+            node.flush()
     except ConfigError as err:
         print(f'sim_node: {err}', file=sys.stderr)
         return 2

@@ -6,15 +6,17 @@ Either way the node hands over CDR-encoded tf2_msgs/TFMessage bytes: a
 broadcaster's own publisher takes them as they are.
 """
 
-from acres_sim.ros.qos import STATIC_TF_QOS, TF_QOS
+from acres_sim.ros.qos import STATIC_TF_QOS, TF_QOS, with_depth
 
 __all__ = ['TfPublishers']
 
 
 class TfPublishers:
-    """``dynamic`` and ``static``: publishers of /tf and /tf_static (None without TF)."""
+    """``dynamic`` and ``static``: publishers of /tf and /tf_static (None without
+    TF); /tf keeps ``depth`` messages (at least tf2_ros's 100) where the
+    publisher is ours."""
 
-    def __init__(self, node):
+    def __init__(self, node, depth=100):
         self.dynamic = self.static = None
         self.via = None
         try:
@@ -33,7 +35,8 @@ class TfPublishers:
                 'neither tf2_ros nor tf2_msgs is installed: no TF output (`make tf2_msgs` '
                 'builds the messages on a machine without ROS 2 installed)')
             return
-        self.dynamic = node.create_publisher(TFMessage, '/tf', TF_QOS)
+        self.dynamic = node.create_publisher(TFMessage, '/tf',
+                                             with_depth(TF_QOS, max(depth, TF_QOS.depth)))
         self.static = node.create_publisher(TFMessage, '/tf_static', STATIC_TF_QOS)
         self.via = 'tf2_msgs'
 

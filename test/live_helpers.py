@@ -1,0 +1,115 @@
+"""Helpers of the live-rig tests: a probe that records topics as CDR bytes,
+and the rig started with ``acres-sim up`` as a child process.
+
+The probe subscribes reliable with a deep history, so that it loses nothing
+the rig publishes while the test spins it.  Waiting is always for a
+condition, with a timeout that only turns a hang into a failure.
+"""
+
+import struct
+import time
+
+import pytest
+
+DISCOVERY_TIMEOUT = 60.0
+
+
+def probe_qos(depth=5000, transient=False):
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
+                      reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL if transient
+                      else DurabilityPolicy.VOLATILE)
+
+
+class Probe:
+    """Records every message of ``topics`` ({name: message type}) as bytes,
+    with the wall time it arrived, in ``got[name]``.
+
+    With ``report_progress`` it tells the sim node how far it got on /clock,
+    as the sensor nodes do (``sim/sensor_progress``), so that at rtf 0 the
+    sim never runs further ahead of it than the probe's history holds."""
+
+    def __init__(self, node, topics, transient=(), report_progress=False):
+        from std_msgs.msg import Header
+
+        self.node = node
+        self.got, self.arrived, self.subscriptions = {}, {}, {}
+        self.progress = (node.create_publisher(Header, '/sim/sensor_progress', 10)
+                         if report_progress else None)
+        self.add(topics, transient)
+
+    def add(self, topics, transient=()):
+        """Subscribe to more topics."""
+        for name, msg_type in topics.items():
+            self.got[name], self.arrived[name] = [], []
+            self.subscriptions[name] = self.node.create_subscription(
+                msg_type, name, self._keeper(name), probe_qos(transient=name in transient),
+                raw=True)
+
+    def publishers(self, name):
+        """The number of publishers matched to the probe's subscription of ``name``."""
+        return self.subscriptions[name].get_publisher_count()
+
+    def _keeper(self, name):
+        from acres_sim.ros.take import take_all
+
+        def keep_one(data):
+            self.got[name].append(bytes(data))
+            self.arrived[name].append(time.monotonic())
+            if self.progress is not None and name == '/clock':
+                self._report(data)
+
+        def keep(data):        # this message, then all queued behind it
+            keep_one(data)
+            take_all(self.subscriptions[name], keep_one)
+        return keep
+
+    def _report(self, data):
+        from builtin_interfaces.msg import Time
+        from std_msgs.msg import Header
+
+        sec, nanosec = struct.unpack_from('<iI', data, 4)   # CDR: 4-byte header, then the stamp
+        step = round((sec * 10**9 + nanosec) * 120 / 1e9)
+        if step % 12 == 0:
+            self.progress.publish(Header(stamp=Time(sec=sec, nanosec=nanosec),
+                                         frame_id=self.node.get_fully_qualified_name()))
+
+    def spin_until(self, condition, timeout, what, child=None):
+        """Spin until ``condition()``; fail after ``timeout`` s or if ``child`` exits."""
+        import rclpy
+
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if child is not None and not child.running():
+                pytest.fail(f'the rig exited while waiting for {what}:\n{child.stop()}')
+            if time.monotonic() > deadline:
+                pytest.fail(f'no {what} within {timeout} s'
+                            + (f':\n{child.stop()}' if child is not None else ''))
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+
+    def spin_for(self, seconds):
+        import rclpy
+
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+
+    def decoded(self, name, msg_type):
+        from rclpy.serialization import deserialize_message
+
+        return [deserialize_message(data, msg_type) for data in self.got[name]]
+
+
+def up_args(*args):
+    """The child arguments of ``acres-sim up ARGS``."""
+    return ['-m', 'acres_sim.cli', 'up', *args]
+
+
+def run_until_exit(probe, child, timeout, what='the rig to finish'):
+    """Spin the probe while the child runs; its exit status and output."""
+    probe.spin_until(lambda: not child.running(), timeout, what)
+    probe.spin_for(0.5)                       # the last messages in flight
+    output = child.stop()
+    return child.process.returncode, output
