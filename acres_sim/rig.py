@@ -33,6 +33,7 @@ from acres_sim.config.node_params import (AGENT_PARAMS, FAST_OUTPUT_DEPTH, OUTPU
                                           SIM_PARAMS, VEHICLES, check_param)
 from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError, check_value
+from acres_sim.core.routes import load_route
 
 __all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'NodeSpec', 'Rig', 'RigOptions', 'agent_parameters',
            'load_rig', 'rig_names', 'rig_nodes', 'ros_parameter_value', 'rigs_dir']
@@ -271,6 +272,7 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     sim = {**sim_values, **common, 'agents.names': [a.name for a in rig.agents]}
     sensors = []
     for agent in rig.agents:
+        load_route(agent.route_or_default)     # a bad route: the error now, not in the sim
         config = agent_config(agent, options)
         prefix = f'agents.{agent.name}.'
         own = {'vehicle': agent.vehicle, 'namespace': agent.namespace,

@@ -33,8 +33,8 @@ class GnssNode(SensorNode):
     sensor = 'gnss'
     executable = 'gnss_node'
 
-    def __init__(self):
-        super().__init__('gnss_node')
+    def __init__(self, **node_options):
+        super().__init__('gnss_node', **node_options)
 
     def build(self):
         c = self.config

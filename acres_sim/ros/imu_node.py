@@ -28,8 +28,8 @@ class ImuNode(SensorNode):
     sensor = 'imu'
     executable = 'imu_node'
 
-    def __init__(self):
-        super().__init__('imu_node')
+    def __init__(self, **node_options):
+        super().__init__('imu_node', **node_options)
 
     def build(self):
         c = self.config

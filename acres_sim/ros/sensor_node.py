@@ -80,8 +80,8 @@ class SensorNode(Node):
 
     sensor = None
 
-    def __init__(self, name):
-        super().__init__(name)
+    def __init__(self, name, **node_options):
+        super().__init__(name, **node_options)
         own = declare_node_params(self, SENSOR_NODE_PARAMS)
         self.frame_prefix = own['frame_prefix']
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])

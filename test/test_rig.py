@@ -1,0 +1,178 @@
+"""acres_sim.rig: rig files -> the node list of the launch files and `acres-sim up`,
+and the parameter files `acres-sim up` writes for it."""
+
+import yaml
+import pytest
+
+from acres_sim.config import KEYS, ConfigError, load_config
+from acres_sim.config.node_params import AGENT_PARAMS, SENSOR_NODE_PARAMS, SIM_PARAMS
+from acres_sim.rig import (AgentSpec, Rig, RigOptions, load_rig, rig_names, rig_nodes,
+                           ros_parameter_value)
+from acres_sim.up import node_command, params_document
+
+SIM_KEYS = {p.name for p in SIM_PARAMS}
+
+
+def by_name(nodes):
+    return {node.full_name: node for node in nodes}
+
+
+def test_packaged_rigs():
+    assert rig_names() == ['maxxum', 'mixed', 'polaris']
+    mixed = load_rig('mixed')
+    assert [(a.name, a.vehicle, a.namespace, a.frame_prefix, a.agent_index)
+            for a in mixed.agents] == [('polaris', 'polaris', 'polaris', 'polaris/', 0),
+                                       ('maxxum1', 'maxxum', 'maxxum1', 'maxxum1/', 1),
+                                       ('maxxum2', 'maxxum', 'maxxum2', 'maxxum2/', 2)]
+
+
+@pytest.mark.parametrize('rig', ['polaris', 'maxxum'])
+def test_one_vehicle_rig_is_three_nodes_with_the_packaged_configuration(rig):
+    nodes = rig_nodes(rig)
+    assert [(n.executable, n.full_name) for n in nodes] == [
+        ('sim_node', '/sim_node'), ('gnss_node', '/gnss_node'), ('imu_node', '/imu_node')]
+    sim, gnss, imu = nodes
+    config = load_config(rig=rig)
+    for key in KEYS:    # every sensor key, as the packaged files resolve it
+        expected = ros_parameter_value(key.name, config[key.name])
+        if expected is None:
+            assert key.name not in gnss.parameters
+            continue
+        assert gnss.parameters[key.name] == expected, key.name
+        assert imu.parameters[key.name] == expected, key.name
+        assert sim.parameters[f'agents.agent0.{key.name}'] == expected, key.name
+    assert sim.parameters['agents.names'] == ['agent0']
+    assert sim.parameters['agents.agent0.vehicle'] == rig
+    assert sim.parameters['agents.agent0.route'] == {'polaris': 'acre_demo',
+                                                     'maxxum': 'field'}[rig]
+    assert SIM_KEYS <= set(sim.parameters)
+    assert {p.name for p in SENSOR_NODE_PARAMS} <= set(gnss.parameters)
+    assert all(n.parameters['use_sim_time'] is True for n in nodes)
+    assert all(n.parameters['output_depth'] == 10 for n in nodes)
+
+
+def test_agents_copy_the_vehicle_with_namespaces_prefixes_and_indices():
+    nodes = by_name(rig_nodes('polaris', RigOptions(agents=3, seed=7)))
+    assert sorted(nodes) == ['/agent1/gnss_node', '/agent1/imu_node', '/agent2/gnss_node',
+                             '/agent2/imu_node', '/gnss_node', '/imu_node', '/sim_node']
+    sim = nodes['/sim_node'].parameters
+    assert sim['agents.names'] == ['agent0', 'agent1', 'agent2']
+    for k in range(3):
+        agent = f'agents.agent{k}.'
+        assert sim[agent + 'agent.index'] == k
+        assert sim[agent + 'namespace'] == ('' if k == 0 else f'agent{k}')
+        assert sim[agent + 'frame_prefix'] == ('' if k == 0 else f'agent{k}/')
+        assert sim[agent + 'seed'] == 7
+    gnss2 = nodes['/agent2/gnss_node'].parameters
+    assert (gnss2['agent.index'], gnss2['frame_prefix'], gnss2['seed']) == (2, 'agent2/', 7)
+
+
+def test_mixed_rig_gives_each_vehicle_its_overlay():
+    nodes = by_name(rig_nodes('mixed'))
+    assert len(nodes) == 7
+    sim = nodes['/sim_node'].parameters
+    polaris, maxxum = load_config(rig='polaris'), load_config(rig='maxxum')
+    assert sim['agents.polaris.gnss.antenna_flu_m'] == polaris['gnss.antenna_flu_m']
+    assert sim['agents.maxxum2.gnss.antenna_flu_m'] == maxxum['gnss.antenna_flu_m']
+    assert polaris['gnss.antenna_flu_m'] != maxxum['gnss.antenna_flu_m']
+    assert nodes['/maxxum2/imu_node'].parameters['vehicle'] == 'maxxum'
+    assert nodes['/maxxum2/imu_node'].parameters['agent.index'] == 2
+    assert sim['agents.maxxum2.route'] == 'loop'
+
+
+def test_options_reach_the_nodes():
+    options = RigOptions(noise=False, rtf=0.0, duration_s=30.0, route='loop',
+                         overrides={'gnss.hz': 5.0, 'imu.enabled': False},
+                         add_outages=('10:20',), sim={'cmd_vel.type': 'twist_stamped'},
+                         use_sim_time=False)
+    nodes = rig_nodes('maxxum', options)
+    assert [n.executable for n in nodes] == ['sim_node', 'gnss_node']   # the IMU is off
+    sim, gnss = (n.parameters for n in nodes)
+    assert (sim['rtf'], sim['duration_s'], sim['cmd_vel.type']) == (0.0, 30.0, 'twist_stamped')
+    assert sim['output_depth'] == gnss['output_depth'] == 1200    # rtf 0: deep histories
+    assert sim['agents.agent0.route'] == 'loop'
+    assert gnss['gnss.hz'] == 5.0 and gnss['noise'] is False and gnss['use_sim_time'] is False
+    assert gnss['gnss.corrections.outages_s'] == ['10.0:20.0']
+
+
+@pytest.mark.parametrize('options, message', [
+    (RigOptions(agents=0), 'agents = 0: allowed 1 to 100'),
+    (RigOptions(rtf=-1.0), 'rtf = -1.0'),
+    (RigOptions(overrides={'gnss.hz': 500.0}), 'gnss.hz = 500.0'),
+    (RigOptions(overrides={'gnss.hzz': 5.0}), "unknown key 'gnss.hzz'"),
+    (RigOptions(sim={'rtff': 1.0}), "unknown sim node parameter 'rtff'"),
+    (RigOptions(route='nowhere'), "unknown route 'nowhere'"),
+])
+def test_bad_options_are_one_config_error(options, message):
+    with pytest.raises(ConfigError, match=message.replace('.', r'\.').replace('(', r'\(')):
+        rig_nodes('polaris', options)
+
+
+def test_agents_of_a_several_vehicle_rig_are_refused():
+    with pytest.raises(ConfigError, match='has 3 vehicles'):
+        rig_nodes('mixed', RigOptions(agents=2))
+    assert len(rig_nodes('mixed', RigOptions(agents=3))) == 7
+
+
+@pytest.mark.parametrize('text, message', [
+    ('vehicles: []', 'non-empty list'),
+    ('vehicles: [{vehicle: tractor}]', "vehicle = 'tractor'"),
+    ('vehicles: [{vehicle: polaris, namespace: "a b"}]', "namespace = 'a b'"),
+    ('vehicles: [{vehicle: polaris, frame_prefix: agent1}]', "frame_prefix = 'agent1'"),
+    ('vehicles: [{vehicle: polaris, colour: red}]', "unknown entry 'colour'"),
+    ('vehicles: [{vehicle: polaris, sensors: {gnss: {hz: 0.0}}}]', 'gnss.hz = 0.0'),
+    ('vehicles: [{vehicle: polaris, agent_index: -1}]', 'agent_index = -1'),
+    ('vehicles: [{vehicle: polaris}, {vehicle: maxxum}]', 'same namespace'),
+    ('wheels: 4\nvehicles: [{vehicle: polaris}]', "unknown entry 'wheels'"),
+])
+def test_bad_rig_files_name_the_entry(tmp_path, text, message):
+    path = tmp_path / 'bad.yaml'
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message) as err:
+        load_rig(path)
+    assert str(path) in str(err.value)
+
+
+def test_rig_file_sensor_keys_apply_to_their_vehicle(tmp_path):
+    path = tmp_path / 'two.yaml'
+    path.write_text(yaml.safe_dump({'vehicles': [
+        {'name': 'a', 'vehicle': 'polaris', 'namespace': 'a', 'frame_prefix': 'a/',
+         'sensors': {'gnss': {'hz': 2.0}}},
+        {'name': 'b', 'vehicle': 'polaris', 'namespace': 'b', 'frame_prefix': 'b/',
+         'agent_index': 5}]}))
+    nodes = by_name(rig_nodes(str(path)))
+    assert nodes['/a/gnss_node'].parameters['gnss.hz'] == 2.0
+    assert nodes['/b/gnss_node'].parameters['gnss.hz'] == 10.0
+    assert nodes['/b/gnss_node'].parameters['agent.index'] == 5
+    assert nodes['/sim_node'].parameters['agents.names'] == ['a', 'b']
+
+
+def test_unknown_rig():
+    with pytest.raises(ConfigError, match="unknown rig 'tank'; packaged: maxxum, mixed, polaris"):
+        load_rig('tank')
+
+
+def test_agent_parameters_cover_the_node_table():
+    sim = rig_nodes(Rig('x', '', (AgentSpec('v', 'maxxum', 'v', 'v/'),)))[0].parameters
+    assert {f'agents.v.{p.name}' for p in AGENT_PARAMS} <= set(sim)
+
+
+def test_parameter_file_and_command_of_a_node(tmp_path):
+    """The parameter file reads back, nested by the dots, with every value typed
+    as rcl types it (floats with a point), and the command names the node."""
+    node = by_name(rig_nodes('polaris', RigOptions(agents=2)))['/agent1/imu_node']
+    text = params_document(node)
+    tree = yaml.safe_load(text)['/**']['ros__parameters']
+
+    def flat(t, prefix=''):
+        for name, value in t.items():
+            if isinstance(value, dict):
+                yield from flat(value, f'{prefix}{name}.')
+            else:
+                yield f'{prefix}{name}', value
+    assert dict(flat(tree)) == node.parameters
+    assert 'hz: 100.0' in text and 'delay_s: 0.05' in text
+    command = node_command(node, tmp_path / 'p.yaml')
+    assert command[1:] == ['-m', 'acres_sim.ros.imu_node', '--ros-args', '-r',
+                           '__node:=imu_node', '-r', '__ns:=/agent1', '--params-file',
+                           str(tmp_path / 'p.yaml')]

@@ -1,0 +1,203 @@
+"""The GNSS and IMU nodes fed truth messages in process (no DDS peer): the
+rows they deliver equal the block kernel's, gaps and restarts are counted and
+handled, bad messages are refused, bad parameters are one config error."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.requires_rclpy
+
+STEPS = 4 * 120
+
+
+def rig_blocks(rig='polaris', steps=STEPS):
+    """The block kernel's run of one vehicle: its per-step states, IMU samples
+    (rounded as the rows) and GNSS rows, the recorder's reference."""
+    from acres_sim.config import load_config
+    from acres_sim.config.scene import default_scene
+    from acres_sim.config.vehicles import load_vehicle
+    from acres_sim.core.block import RigSimulation
+    from acres_sim.core.geo import SiteGeoreference
+    from acres_sim.core.gnss.receiver import GnssReceiver
+    from acres_sim.core.imu import ImuModel
+    from acres_sim.core.physics import Fleet
+    from acres_sim.core.routes import RouteFollower, load_route
+    from acres_sim.rig import DEFAULT_ROUTES
+    from acres_sim.topics import lever_arm
+
+    config = load_config(rig=rig)
+    vehicle = load_vehicle(rig)
+    route = load_route(DEFAULT_ROUTES[rig])
+    site = SiteGeoreference.from_config(config)
+    imu = ImuModel.from_config(config, lever_arm(config, 'imu.position_flu_m', vehicle))
+    gnss = GnssReceiver.from_config(config, scene=default_scene(), site=site)
+    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
+    rates['truth'] = rates['ins']
+    sim = RigSimulation(Fleet([vehicle], [route.start_pose()]), [RouteFollower(route, vehicle)],
+                        [imu], [None], [gnss], lever_arm(config, 'gnss.antenna_flu_m', vehicle),
+                        rates, steps, site)
+    b = sim.advance(steps + 1)[0]
+    imu_rows = [(k, [round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]])
+                for k, v in zip(b.imu_k.tolist(), b.imu.tolist())]
+    gnss_rows = [(k, gnss.row(k / 120, a, r)) for k, a, r in zip(b.gnss_k.tolist(),
+                                                                 b.gnss_antenna, b.gnss)]
+    return b.states, imu_rows, gnss_rows
+
+
+def truth_messages(states, prefix=''):
+    from acres_sim.config import load_config
+    from acres_sim.record import messages as msg
+    from acres_sim.record.batches import MessageBatches
+
+    c = load_config(rig='polaris')
+    batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
+    t_ns = msg.ns_from_steps(np.arange(len(states)), 120)
+    return batches.physics_truth(states, t_ns, f'{prefix}chassis').messages()
+
+
+def delivered(node):
+    """Collect what ``node`` delivers instead of publishing it."""
+    out = []
+    node.publish_row = lambda k_sample, k_delivery, row: out.append((k_sample, k_delivery, row))
+    return out
+
+
+def make_node(cls, **parameters):
+    from rclpy.parameter import Parameter
+
+    overrides = [Parameter(name, value=value) for name, value in parameters.items()]
+    return cls(parameter_overrides=overrides)
+
+
+@pytest.fixture(scope='module')
+def reference():
+    return rig_blocks()
+
+
+def test_imu_node_delivers_the_kernels_rows(ros_context, reference):
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, imu_rows, _ = reference
+    node = make_node(ImuNode)
+    try:
+        out = delivered(node)
+        for data in truth_messages(states):
+            node._take_truth(data)
+        got = [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
+               for k, _kd, row in out]
+        assert got == [(k, v) for k, v in imu_rows if k + 6 <= STEPS]   # delivered by the end
+        assert all(kd == k + 6 for k, kd, _ in out)                      # delay 0.05 s
+        assert node.counts['gaps'] == 0 and node.counts['truth'] == STEPS + 1
+    finally:
+        node.destroy_node()
+
+
+def test_gnss_node_delivers_the_kernels_rows(ros_context, reference):
+    from acres_sim.ros.gnss_node import GnssNode
+
+    states, _, gnss_rows = reference
+    node = make_node(GnssNode)
+    try:
+        out = delivered(node)
+        for data in truth_messages(states):
+            node._take_truth(data)
+        assert [(k, row) for k, _kd, row in out] == [(k, r) for k, r in gnss_rows
+                                                     if k + 6 <= STEPS]
+        assert len(out) == 4 * 10
+    finally:
+        node.destroy_node()
+
+
+def test_a_gap_restarts_the_imu_and_is_counted(ros_context, reference):
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, imu_rows, _ = reference
+    node = make_node(ImuNode)
+    try:
+        out = delivered(node)
+        messages = truth_messages(states)
+        for k, data in enumerate(messages):
+            if not 200 <= k < 230:          # 30 steps lost
+                node._take_truth(data)
+        assert (node.counts['gaps'], node.counts['steps_missed']) == (1, 30)
+        got = {k: v for k, _kd, r in out
+               for v in [r['specific_force_flu_mps2'] + r['angular_velocity_flu_radps']]}
+        reference_rows = dict(imu_rows)
+        assert all(got[k] == reference_rows[k] for k in got if k < 200)
+        # the differences start again at 230: no sample before two differences
+        assert not any(230 <= k < 232 for k in got) and 232 in got
+        assert node.imu.restarts == 2
+        diagnostics = node._input_diagnostics(STEPS)
+        assert diagnostics.status[0].level == diagnostics.status[0].WARN
+        assert {kv.key: kv.value for kv in diagnostics.status[0].values}['gaps'] == '1'
+    finally:
+        node.destroy_node()
+
+
+def test_truth_going_back_resets_the_model(ros_context, reference):
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, _, _ = reference
+    node = make_node(ImuNode)
+    try:
+        out = delivered(node)
+        messages = truth_messages(states)
+        for data in messages[:100] + messages:    # the sim started again
+            node._take_truth(data)
+        assert node.counts['restarts'] == 1
+        second = [(k, r) for k, _kd, r in out][-10:]
+        fresh = make_node(ImuNode)
+        try:
+            again = delivered(fresh)
+            for data in messages:
+                fresh._take_truth(data)
+            assert [(k, r) for k, _kd, r in again][-10:] == second
+        finally:
+            fresh.destroy_node()
+    finally:
+        node.destroy_node()
+
+
+def test_a_message_of_another_vehicle_is_refused(ros_context, reference):
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, _, _ = reference
+    node = make_node(ImuNode)
+    try:
+        delivered(node)
+        node._take_truth(truth_messages(states[:1], prefix='agent7/')[0])
+        assert node.counts['bad_messages'] == 1 and node.counts['truth'] == 0
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.parametrize('parameters, message', [
+    ({'gnss.hz': 500.0}, r'gnss\.hz = 500\.0 .*out of range; allowed: .*120'),
+    ({'gnss.hz': 'fast'}, r'gnss\.hz .*the wrong type'),
+    ({'vehicle': 'tank'}, r"vehicle = 'tank' .*allowed: polaris or maxxum"),
+    ({'gnss.constellations.gps': False, 'gnss.constellations.galileo': False,
+      'gnss.constellations.glonass': False}, 'all systems are off'),
+])
+def test_bad_parameters_are_one_config_error(ros_context, parameters, message):
+    from acres_sim.config import ConfigError
+    from acres_sim.ros.gnss_node import GnssNode
+
+    with pytest.raises(ConfigError, match=message):
+        make_node(GnssNode, **parameters)
+
+
+def test_parameters_are_declared_with_descriptors(ros_context):
+    from acres_sim.config import key
+    from acres_sim.ros.gnss_node import GnssNode
+
+    node = make_node(GnssNode)
+    try:
+        d = node.describe_parameter('gnss.hz')
+        assert key('gnss.hz').description in d.description and '[Hz]' in d.description
+        assert d.read_only
+        assert (d.floating_point_range[0].from_value, d.floating_point_range[0].to_value) \
+            == (key('gnss.hz').low, key('gnss.hz').high)
+        assert node.describe_parameter('seed').integer_range[0].to_value == 2**63 - 1
+        assert 'polaris or maxxum' in node.describe_parameter('vehicle').additional_constraints
+    finally:
+        node.destroy_node()
