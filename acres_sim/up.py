@@ -63,6 +63,16 @@ def child_environment(environ=None):
     return env
 
 
+def _end_with_parent():
+    """In the child, before it runs the node: SIGTERM when ``acres-sim up``
+    dies, however it dies (Linux: prctl PR_SET_PDEATHSIG), so no node outlives it."""
+    if sys.platform.startswith('linux'):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @dataclass
 class Launched:
     node: object
@@ -107,7 +117,8 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
                 process = subprocess.Popen(
                     node_command(node, params), env=child_environment(), text=True,
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                    start_new_session=True)    # Ctrl-C reaches them from us, in order
+                    start_new_session=True,    # Ctrl-C reaches them from us, in order
+                    preexec_fn=_end_with_parent)
                 label = node.full_name.lstrip('/')
                 reader = threading.Thread(target=_forward, args=(process.stdout, label, out, lock),
                                           daemon=True)

@@ -106,3 +106,262 @@ def test_live_rig_equals_the_headless_recorder(ros_context, ros_child, tmp_path)
                         f' from byte {offsets[0]}):\nlive {live_msg}\nbag  {bag_msg}')
     assert len(bag['/clock']) == seconds * 120 + 1
     assert len(bag['/gnss_receiver/fix']) > 500 and len(bag['/imu/data_raw']) > 5000
+
+
+MAXXUM_TOPICS = {
+    '/clock': 'rosgraph_msgs/msg/Clock', '/odom': 'nav_msgs/msg/Odometry',
+    '/gnss/fix': 'sensor_msgs/msg/NavSatFix', '/imu/data': 'sensor_msgs/msg/Imu',
+    '/ground_truth/odom': 'nav_msgs/msg/Odometry',
+    '/gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix', '/gnss_receiver/nmea': 'std_msgs/msg/String',
+    '/imu/data_raw': 'sensor_msgs/msg/Imu', '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray',
+    '/tf': 'tf2_msgs/msg/TFMessage', '/tf_static': 'tf2_msgs/msg/TFMessage',
+    '/sim/truth': 'nav_msgs/msg/Odometry',
+}
+# frame_id (and child_frame_id) of each topic's messages
+FRAMES = {
+    'polaris': {'/vehicle/odom': ('utm', 'base_footprint'), '/oxts/fix': ('navsat_link',),
+                '/oxts/imu': ('oxts_imu_link',), '/oxts/velocity': ('oxts_link',),
+                '/sim/ground_truth/odom': ('utm', 'base_footprint'),
+                '/gnss_receiver/fix': ('gnss_antenna',), '/imu/data_raw': ('imu_link',)},
+    'maxxum': {'/odom': ('utm', 'base_footprint'), '/gnss/fix': ('gnss_link',),
+               '/imu/data': ('oxts_link',), '/ground_truth/odom': ('utm', 'base_footprint'),
+               '/gnss_receiver/fix': ('gnss_antenna',), '/imu/data_raw': ('imu_link',),
+               '/sim/truth': ('map', 'chassis')},
+}
+# messages per simulated second: a number or the configuration key of the rate
+RATES = {'/clock': 120, '/sim/truth': 120, '/gnss_receiver/fix': 'gnss.hz',
+         '/imu/data_raw': 'imu.hz', '/vehicle/odom': 'ins.hz', '/odom': 'ins.hz',
+         '/oxts/fix': 'ins.hz', '/gnss/fix': 'ins.hz'}
+
+
+def stamp_s(message):
+    stamp = message.clock if hasattr(message, 'clock') else message.header.stamp
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+@pytest.mark.parametrize('rig, topics', [('polaris', POLARIS_TOPICS), ('maxxum', MAXXUM_TOPICS)])
+def test_up_publishes_every_topic_with_its_type_frames_rate_and_qos(ros_context, ros_child, rig,
+                                                                    topics):
+    import rclpy
+    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+    from acres_sim.config import load_config
+
+    seconds, rtf = 8, 2.0
+    node = rclpy.create_node(f'up_{rig}_probe')
+    probe = Probe(node, {t: message_type(m) for t, m in topics.items()}, transient={'/tf_static'})
+    child = ros_child(up_args('--rig', rig, '--duration', str(seconds), '--rtf', str(rtf),
+                              '--wait-for-subscribers', '1'))
+    probe.spin_until(lambda: all(probe.got[t] for t in topics if t != '/tf_static') and
+                     probe.got['/tf_static'], DISCOVERY_TIMEOUT, 'a message on every topic', child)
+    # types and QoS as the graph shows them
+    types = dict(node.get_topic_names_and_types())
+    for topic, name in topics.items():
+        assert types[topic] == [name], topic
+        for info in node.get_publishers_info_by_topic(topic):
+            assert info.qos_profile.reliability == ReliabilityPolicy.RELIABLE, topic
+            expected = (DurabilityPolicy.TRANSIENT_LOCAL if topic == '/tf_static'
+                        else DurabilityPolicy.VOLATILE)
+            assert info.qos_profile.durability == expected, topic
+    code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
+    assert code == 0, output
+
+    decoded = {t: probe.decoded(t, message_type(m)) for t, m in topics.items()}
+    for topic, frames in FRAMES[rig].items():
+        message = decoded[topic][-1]
+        assert message.header.frame_id == frames[0], topic
+        if len(frames) > 1:
+            assert message.child_frame_id == frames[1], topic
+    # rates by sim time: count the stamps in whole seconds 1 .. seconds-1
+    config = load_config(rig=rig)
+    for topic, hz in RATES.items():
+        hz = config[hz] if isinstance(hz, str) else hz
+        if topic in topics:
+            stamps = [stamp_s(m) for m in decoded[topic]]
+            inside = [s for s in stamps if 1.0 <= s < seconds - 1.0 - 1e-9]
+            assert len(inside) == round(hz * (seconds - 2)), topic
+    transforms = {t.child_frame_id for m in decoded['/tf_static'] for t in m.transforms}
+    assert {'map', 'gnss_antenna', 'imu_link', 'oxts_link'} <= transforms
+    assert {t.child_frame_id for m in decoded['/tf'] for t in m.transforms} == {'base_footprint'}
+    # /clock follows the wall clock at the rtf: paced, so not faster (the bound allows
+    # for a late first arrival), and not far slower on a loaded machine
+    clock_s = [stamp_s(m) for m in decoded['/clock']]
+    wall = probe.arrived['/clock']
+    assert rtf / 4 < (clock_s[-1] - clock_s[0]) / (wall[-1] - wall[0]) < 1.2 * rtf
+
+
+def agent_topic(k, name):
+    return f'/{name}' if k == 0 else f'/agent{k}/{name}'
+
+
+def test_three_agents_have_namespaces_prefixes_own_noise_and_one_sky(ros_context, ros_child):
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import Imu, NavSatFix
+    from tf2_msgs.msg import TFMessage
+
+    seconds = 10
+    topics = {'/diagnostics': DiagnosticArray, '/tf': TFMessage, '/tf_static': TFMessage}
+    for k in range(3):
+        topics.update({agent_topic(k, 'oxts/fix'): NavSatFix,
+                       agent_topic(k, 'gnss_receiver/fix'): NavSatFix,
+                       agent_topic(k, 'imu/data_raw'): Imu})
+    node = rclpy.create_node('three_agents_probe')
+    probe = Probe(node, topics, transient={'/tf_static'})
+    child = ros_child(up_args('--rig', 'polaris', '--agents', '3', '--duration', str(seconds),
+                              '--rtf', '2', '--wait-for-subscribers', '1'))
+    code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
+    assert code == 0, output
+    got = {t: probe.decoded(t, kind) for t, kind in topics.items()}
+
+    fixes = [{stamp_s(m): m for m in got[agent_topic(k, 'gnss_receiver/fix')]} for k in range(3)]
+    common = sorted(set(fixes[0]) & set(fixes[1]) & set(fixes[2]))
+    assert len(common) > 50
+    for k in range(3):
+        assert got[agent_topic(k, 'gnss_receiver/fix')][-1].header.frame_id == \
+            ('' if k == 0 else f'agent{k}/') + 'gnss_antenna'
+        assert got[agent_topic(k, 'imu/data_raw')][-1].header.frame_id == \
+            ('' if k == 0 else f'agent{k}/') + 'imu_link'
+    # the same truth for all three (same route and start), but each its own noise
+    t = common[-1]
+    latitudes = {fixes[k][t].latitude for k in range(3)}
+    assert len(latitudes) == 3
+    imu = [got[agent_topic(k, 'imu/data_raw')][-1].linear_acceleration.x for k in range(3)]
+    assert len(set(imu)) == 3
+    # one sky: the satellites above the mask and the open-sky DOPs agree at every epoch
+    sky = {}
+    for m in got['/diagnostics']:
+        status = m.status[0]
+        if status.name.endswith('gnss_receiver'):
+            values = {kv.key: kv.value for kv in status.values}
+            sky.setdefault(stamp_s(m), {})[status.name] = (
+                values['satellites_above_mask'], values['hdop_open_sky'], values['vdop_open_sky'])
+    names = {'gnss_receiver', 'agent1/gnss_receiver', 'agent2/gnss_receiver'}
+    complete = [epoch for epoch in sky.values() if set(epoch) == names]
+    assert len(complete) > 50
+    assert all(len(set(epoch.values())) == 1 for epoch in complete)
+    # frames: one utm and map, a prefixed tree per agent
+    moving = {tf.child_frame_id for m in got['/tf'] for tf in m.transforms}
+    assert moving == {'base_footprint', 'agent1/base_footprint', 'agent2/base_footprint'}
+    static = {(tf.header.frame_id, tf.child_frame_id) for m in got['/tf_static']
+              for tf in m.transforms}
+    assert ('utm', 'map') in static and ('agent2/base_footprint', 'agent2/imu_link') in static
+    assert not any(child.startswith('agent') and child.endswith('map') for _, child in static)
+
+
+def test_cmd_vel_drives_the_vehicle_a_stale_or_nan_command_stops_it(ros_context, ros_child):
+    import math
+
+    import rclpy
+    from geometry_msgs.msg import Twist
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+
+    rtf = 2.0
+    node = rclpy.create_node('cmd_vel_driver')
+    probe = Probe(node, {'/clock': Clock, '/sim/ground_truth/odom': Odometry})
+    commands = node.create_publisher(Twist, '/cmd_vel', 10)
+    child = ros_child(up_args('--rig', 'polaris', '--duration', '20', '--rtf', str(rtf)))
+
+    def sim_time():
+        return stamp_s(probe.decoded('/clock', Clock)[-1]) if probe.got['/clock'] else 0.0
+
+    def latest_twist():
+        m = probe.decoded('/sim/ground_truth/odom', Odometry)[-1]
+        return m.twist.twist.linear.x, m.twist.twist.angular.z
+
+    probe.spin_until(lambda: commands.get_subscription_count() > 0 and sim_time() > 0.5,
+                     DISCOVERY_TIMEOUT, 'the sim running', child)
+
+    def drive(linear, angular, until_s):
+        while sim_time() < until_s:
+            commands.publish(Twist(linear=type(Twist().linear)(x=linear),
+                                   angular=type(Twist().angular)(z=angular)))
+            probe.spin_for(0.05 / rtf)
+            if not child.running():
+                pytest.fail(f'the rig exited:\n{child.stop()}')
+
+    drive(2.0, 0.1, 4.5)       # still inside the route follower's 5 s hold: only cmd_vel moves it
+    speed, yaw_rate = latest_twist()
+    assert speed == pytest.approx(2.0, abs=0.25) and yaw_rate == pytest.approx(0.1, abs=0.03)
+    drive(math.nan, 0.0, 8.0)  # refused: the last good command goes stale, the vehicle stops
+    assert abs(latest_twist()[0]) < 0.05
+    drive(1.0, 0.0, 11.0)
+    assert latest_twist()[0] == pytest.approx(1.0, abs=0.2)
+    probe.spin_until(lambda: sim_time() > 14.0, 60, 'sim time 14 s', child)   # no commands
+    assert abs(latest_twist()[0]) < 0.05
+    code, output = run_until_exit(probe, child, 60)
+    assert code == 0, output
+    assert 'refused a non-finite command' in output and 'stopping' in output
+    assert 'Traceback' not in output
+
+
+def start_nodes(ros_child, folder, nodes):
+    """Each NodeSpec as its own child process (as acres-sim up starts them)."""
+    from acres_sim.up import node_command, params_document
+
+    children = {}
+    for node in nodes:
+        path = folder / f'{node.executable}.yaml'
+        path.write_text(params_document(node))
+        children[node.executable] = (node_command(node, path)[1:], None)
+    return {name: (command, ros_child(command)) for name, (command, _) in children.items()}
+
+
+def test_a_sensor_node_killed_and_restarted_resumes_the_sim_never_waits(ros_context, ros_child,
+                                                                         tmp_path):
+    import signal
+
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu
+
+    from acres_sim.rig import RigOptions, rig_nodes
+
+    node = rclpy.create_node('restart_probe')
+    probe = Probe(node, {'/clock': Clock, '/imu/data_raw': Imu})
+    # rtf 0: the sim waits for every sensor node that reports, so a dead one
+    # would stop it if it were not noticed leaving
+    nodes = start_nodes(ros_child, tmp_path, rig_nodes('polaris', RigOptions(rtf=0.0)))
+    sim = nodes['sim_node'][1]
+
+    def last(topic, kind):
+        return stamp_s(probe.decoded(topic, kind)[-1]) if probe.got[topic] else -1.0
+
+    probe.spin_until(lambda: last('/imu/data_raw', Imu) > 5.0, DISCOVERY_TIMEOUT,
+                     'IMU messages', sim)
+    command, imu = nodes['imu_node']
+    imu.process.send_signal(signal.SIGKILL)
+    imu.process.wait()
+    killed_at = last('/clock', Clock)
+    probe.spin_until(lambda: last('/clock', Clock) > killed_at + 60.0, 60,
+                     'the sim running on without the IMU node', sim)
+    silent_until = last('/imu/data_raw', Imu)
+    assert silent_until < killed_at + 10.0       # nothing from the dead node meanwhile
+    restarted = ros_child(command)
+    restart_clock = last('/clock', Clock)
+    probe.spin_until(lambda: last('/imu/data_raw', Imu) > restart_clock, DISCOVERY_TIMEOUT,
+                     'IMU messages from the restarted node', restarted)
+    assert sim.running()
+    for _name, (_command, child) in nodes.items():
+        if child.running():
+            child.process.send_signal(signal.SIGINT)
+    restarted.process.send_signal(signal.SIGINT)
+    for child in (sim, restarted, nodes['gnss_node'][1]):
+        child.process.wait(timeout=30)
+        assert child.process.returncode == 0, child.stop()
+
+
+@pytest.mark.parametrize('executable, parameter, message', [
+    ('sim_node', 'rtf:=-1.0', 'rtf = -1.0'),
+    ('imu_node', 'imu.hz:=0.0', 'imu.hz = 0.0'),
+    ('gnss_node', 'gnss.start:=warm', "gnss.start = 'warm'"),
+])
+def test_a_node_started_with_a_bad_parameter_says_so_in_one_line(ros_domain_id, ros_child,
+                                                                  executable, parameter, message):
+    child = ros_child(['-m', f'acres_sim.ros.{executable}', '--ros-args', '-p', parameter])
+    child.process.wait(timeout=120)
+    errors = child.stop()
+    assert child.process.returncode == 2, errors
+    assert message in errors and 'allowed' in errors and 'Traceback' not in errors
+    assert len(errors.strip().splitlines()) == 1, errors
