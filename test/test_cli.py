@@ -116,12 +116,35 @@ def test_site_prints_the_origin(capsys):
     assert '2977500.000 ft, 1902500.000 ft' in out and '2026-09-23T15:00:00Z' in out
 
 
+@pytest.mark.requires_rclpy
 @pytest.mark.parametrize('node', ['sim_node', 'gnss_node', 'imu_node'])
-def test_node_placeholders_say_so_and_fail(node):
+def test_node_executables_check_their_parameters(node, ros_domain_id):
+    """The installed executables are the nodes: a bad value is one line, status 2."""
     exe = Path(sys.executable).with_name(node)
-    result = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1
-    assert 'not implemented yet' in result.stderr and 'Traceback' not in result.stderr
+    result = subprocess.run([str(exe), '--ros-args', '-p', 'delay_s:=-1.0'] if node != 'sim_node'
+                            else [str(exe), '--ros-args', '-p', 'agents.agent0.delay_s:=-1.0'],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert 'delay_s = -1.0' in result.stderr and 'Traceback' not in result.stderr
+
+
+def test_up_prints_the_nodes_of_a_rig(capsys):
+    assert main(['up', '--rig', 'mixed', '--print-nodes', '--seed', '9']) == 0
+    out = capsys.readouterr().out
+    assert out.count('# /') == 7 and '# /maxxum2/imu_node: imu_node' in out
+    assert 'seed: 9' in out and 'ros__parameters' in out
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--set', 'gnss.hz=500'], 'gnss.hz = 500'),
+    (['--rig', 'tank'], "unknown rig 'tank'"),
+    (['--duration', '0'], '--duration 0: allowed 0 < S'),
+    (['--agents', '2', '--rig', 'mixed'], 'has 3 vehicles'),
+])
+def test_up_refuses_bad_options_in_one_line(capsys, args, message):
+    assert main(['up', *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith('acres-sim: error:') and err.count('\n') == 1
 
 
 def test_check_applies_the_rules_across_keys(tmp_path, capsys):

@@ -436,6 +436,15 @@ def test_diagnostics_level(gnss_row, fix_type, level):
         .status[0].values[[v.key for v in st.values].index('correction_age_s')].value == 'n/a'
 
 
+def test_navsat_service_names_the_constellations_on():
+    from acres_sim.config import load_config
+
+    config = load_config(rig='polaris')
+    assert m.navsat_service(config) == m.SERVICE_GNSS
+    config = load_config(rig='polaris', overrides={'gnss.constellations.glonass': False})
+    assert m.navsat_service(config) == m.NavSatStatus.SERVICE_GPS | m.NavSatStatus.SERVICE_GALILEO
+
+
 def test_stamp_nanoseconds():
     assert m.ns_from_seconds(1 / 120) == 8_333_333
     assert m.ns_from_seconds(5 / 120) == 41_666_667

@@ -29,7 +29,7 @@ __all__ = [
     'FIX_STATUS', 'MIN_VARIANCE', 'OXTS_MOUNT_XYZW', 'SERVICE_GNSS', 'TYPESTORE',
     'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
-    'ins_velocity', 'navsat_fix_from_gnss_row', 'nmea_string', 'ns_from_seconds',
+    'ins_velocity', 'navsat_fix_from_gnss_row', 'navsat_service', 'nmea_string', 'ns_from_seconds',
     'oxts_from_flu_quaternion', 'oxts_from_flu_vector', 'oxts_variances', 'stamp', 'tf_message',
     'transform_from_odometry', 'transform_stamped', 'utm_odometry',
 ]
@@ -205,6 +205,14 @@ def _sub(row, key):
 
 # ----------------------------------------------------------------------------
 # GNSS receiver
+
+def navsat_service(cfg) -> int:
+    """NavSatStatus.service of the receiver: a bit per constellation that is on
+    (``gnss.constellations.*``)."""
+    bits = (('gps', NavSatStatus.SERVICE_GPS), ('glonass', NavSatStatus.SERVICE_GLONASS),
+            ('galileo', NavSatStatus.SERVICE_GALILEO))
+    return sum(bit for name, bit in bits if cfg[f'gnss.constellations.{name}'])
+
 
 def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: int = SERVICE_GNSS):
     """sensor_msgs/NavSatFix from a ``gnss.jsonl`` row.

@@ -141,6 +141,7 @@ class _Recording:
         self._add_topics()
         self.imu_var = msg.imu_variances(config)
         self.ins_var = msg.ins_variances(config)
+        self.gnss_service = msg.navsat_service(config)
         ins = next((a.ins for a in self.agents if a.ins is not None), None)
         self.batches = MessageBatches(self.imu_var, self.ins_var,
                                       ins.pose_variance if ins else [0.0] * 6,
@@ -374,7 +375,8 @@ class _Recording:
     def _gnss_messages(self, agent, row, stamp):
         """(topic, CDR bytes) of the receiver's fix, GGA sentence and diagnostics."""
         serialise = msg.TYPESTORE.serialize_cdr
-        fix = msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME)
+        fix = msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME,
+                                           self.gnss_service)
         out = [(self._topic(agent, GNSS_TOPICS['fix']),
                 serialise(fix, 'sensor_msgs/msg/NavSatFix'))]
         sentence = msg.nmea_string(row)

@@ -45,6 +45,7 @@ class GnssNode(SensorNode):
         self.due = Due(c['gnss.hz'])
         self.frame = self.frame_prefix + ANTENNA_FRAME
         self.status_name = f'{self.frame_prefix}gnss_receiver'
+        self.service = msg.navsat_service(c)
         self.fix_pub = self.create_publisher(NavSatFix, GNSS_TOPICS['fix'], self.output_qos)
         self.nmea_pub = self.create_publisher(String, GNSS_TOPICS['nmea'], self.output_qos)
 
@@ -66,7 +67,7 @@ class GnssNode(SensorNode):
         timed = timed_row(row, k_sample, k_delivery / PHYSICS_HZ, self.delay_s)
         serialise = msg.TYPESTORE.serialize_cdr
         stamp = msg.ns_from_seconds(k_sample / PHYSICS_HZ)
-        fix = msg.navsat_fix_from_gnss_row(timed, stamp, self.frame)
+        fix = msg.navsat_fix_from_gnss_row(timed, stamp, self.frame, self.service)
         self.fix_pub.publish(bytes(serialise(fix, 'sensor_msgs/msg/NavSatFix')))
         sentence = msg.nmea_string(timed)
         if sentence is not None:

@@ -25,6 +25,7 @@ the vehicle's limits (throttled warnings); a command older than
 ``cmd_vel.timeout_s`` of sim time stops the vehicle.
 """
 
+from collections import deque
 import math
 import sys
 import time
@@ -75,6 +76,7 @@ HOLD_SLEEP_S = 0.0005           # at rtf 0: poll the sensors' progress this ofte
 SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) this often
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
+LATENCY_SAMPLES = 100_000       # INS latencies kept for the summary (the last ones)
 
 
 class _Agent:
@@ -162,7 +164,10 @@ class SimNode(Node):
         self._spun = 0.0
         self.last_steps = int(round(self.duration_s * PHYSICS_HZ)) if self.duration_s else None
         self.step = 0
-        self.stats = {'steps': 0, 'waits': 0}
+        self.wall0 = None
+        self.waited_s = 0.0           # at rtf 0: time spent waiting for the sensor nodes
+        # at rtf > 0: wall time from each INS epoch's due time to its first message [s]
+        self.ins_latency = deque(maxlen=LATENCY_SAMPLES)
 
     # -- callbacks ------------------------------------------------------------
 
@@ -246,7 +251,7 @@ class SimNode(Node):
         """The loop, until ``duration_s`` or the event ``stop``."""
         self.publish_static_tf()
         self.wait_for_sensors(executor, stop)
-        wall0 = time.monotonic()
+        self.wall0 = wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if self.last_steps is not None and self.step > self.last_steps:
                 self._wait_for_sensors_to_finish(executor, stop)
@@ -279,8 +284,8 @@ class SimNode(Node):
                       if k < self.step - AHEAD_STEPS]
             if not behind:
                 return
-            self.stats['waits'] += 1
             time.sleep(HOLD_SLEEP_S)
+            self.waited_s += HOLD_SLEEP_S
             if time.monotonic() - waited_since > STALL_CHECK_S:
                 present = self._sensor_nodes_present()
                 for name in behind:
@@ -342,14 +347,36 @@ class SimNode(Node):
         t_ns = msg.ns_from_steps(steps, PHYSICS_HZ)
         clock = self.agents[0].batches.clock(t_ns).messages()
         per_agent = [self._encode(agent, b, t_ns) for agent, b in zip(self.agents, blocks)]
+        paced = self.rtf > 0.0
         for j in range(k1 - k0):
             self.clock_pub.publish(clock[j])
             for agent, (truth, ins_at) in zip(self.agents, per_agent):
                 agent.truth_pub.publish(truth[j])
-                for pub, data in ins_at.get(k0 + j, ()):
+                messages = ins_at.get(k0 + j, ())
+                if paced and messages:
+                    due = self.wall0 + (k0 + j) / (PHYSICS_HZ * self.rtf)
+                    self.ins_latency.append(time.monotonic() - due)
+                for pub, data in messages:
                     pub.publish(data)
         self.step = k1
-        self.stats['steps'] += k1 - k0
+
+    def summary(self):
+        """One line on the run: simulated and wall time, and the INS latency."""
+        if self.wall0 is None:
+            return 'stopped before the first step'
+        wall = time.monotonic() - self.wall0
+        sim_s = max(self.step - 1, 0) / PHYSICS_HZ
+        text = (f'simulated {sim_s:.2f} s in {wall:.2f} s of wall time '
+                f'({sim_s / max(wall, 1e-9):.2f}x real time')
+        if self.rtf == 0.0:
+            text += f', {self.waited_s:.2f} s of it waiting for the sensor nodes)'
+        else:
+            text += f', rtf {self.rtf:g})'
+        if self.ins_latency:
+            ms = np.percentile(np.array(self.ins_latency) * 1e3, [50, 99, 100])
+            text += (f'; INS published {ms[0]:.2f} / {ms[1]:.2f} / {ms[2]:.2f} ms '
+                     '(median / p99 / max) after its step\'s time')
+        return text
 
     def _encode(self, agent, b, t_ns):
         """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS)."""
@@ -388,6 +415,7 @@ def main(args=None):
             executor = fast_executor()
             executor.add_node(node)
             node.run(executor, signals.stop)
+            node.get_logger().info(node.summary())
             node.flush()
     except ConfigError as err:
         print(f'sim_node: {err}', file=sys.stderr)

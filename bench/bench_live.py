@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The live rig over DDS (loopback): the nodes of ``acres_sim.rig.rig_nodes``,
+each in its own process as ``acres-sim up`` starts them.
+
+* ``rtf``: one Polaris rig (sim, GNSS, IMU) at rtf 0, as fast as the sensor
+  nodes keep up: the real-time factor reached (the sim node's summary), CPU
+  per simulated second and peak RSS of each node (from /proc);
+* ``agents``: N Polaris copies at real time: the real-time factor held, the
+  INS latency (from each epoch's due wall time to its first message, the sim
+  node's summary: median / p99 / max) and the sensor nodes' gaps, for growing N;
+* ``startup``: wall time from starting the nodes to the first /clock, INS,
+  IMU and GNSS message at a subscriber, cold (an empty numba cache: every
+  kernel compiles) and warm.
+
+No assertions; the machine is shared, so figures vary from run to run.
+``ROS_DOMAIN_ID`` defaults to 93 and discovery stays on loopback.
+"""
+
+import argparse
+import os
+from pathlib import Path
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('ROS_DOMAIN_ID', '93')
+
+from acres_sim.rig import RigOptions, rig_nodes  # noqa: E402
+from acres_sim.up import child_environment, node_command, params_document  # noqa: E402
+
+TICK_S = 1.0 / os.sysconf('SC_CLK_TCK')
+SUMMARY = re.compile(r'simulated ([\d.]+) s in ([\d.]+) s of wall time \(([\d.]+)x real time')
+LATENCY = re.compile(r'INS published ([\d.]+) / ([\d.]+) / ([\d.]+) ms')
+
+
+class Rig:
+    """The nodes of a rig as child processes, their CPU and memory sampled."""
+
+    def __init__(self, nodes, folder, env=None):
+        self.nodes, self.processes, self.logs = nodes, [], []
+        self.peak_rss_mb = [0.0] * len(nodes)
+        self.cpu_s = [0.0] * len(nodes)
+        for i, node in enumerate(nodes):
+            params = Path(folder) / f'{i:02d}.yaml'
+            params.write_text(params_document(node))
+            log = open(Path(folder) / f'{i:02d}.log', 'w+')
+            self.logs.append(log)
+            self.processes.append(subprocess.Popen(
+                node_command(node, params), env=env or child_environment(), stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+
+    def sample(self):
+        for i, p in enumerate(self.processes):
+            try:
+                status = Path(f'/proc/{p.pid}/status').read_text()
+                stat = Path(f'/proc/{p.pid}/stat').read_text().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            hwm = re.search(r'VmHWM:\s+(\d+) kB', status)
+            if hwm:
+                self.peak_rss_mb[i] = max(self.peak_rss_mb[i], int(hwm.group(1)) / 1024)
+            self.cpu_s[i] = (int(stat[11]) + int(stat[12])) * TICK_S
+
+    def wait_for_sim(self, timeout):
+        end = time.monotonic() + timeout
+        while self.processes[0].poll() is None and time.monotonic() < end:
+            self.sample()
+            time.sleep(0.5)
+
+    def stop(self):
+        for p in self.processes:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in self.processes:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        texts = []
+        for log in self.logs:
+            log.seek(0)
+            texts.append(log.read())
+            log.close()
+        return texts
+
+
+def sim_summary(text):
+    m, lat = SUMMARY.search(text), LATENCY.search(text)
+    return (tuple(float(x) for x in m.groups()) if m else None,
+            tuple(float(x) for x in lat.groups()) if lat else None)
+
+
+def bench_rtf(seconds):
+    nodes = rig_nodes('polaris', RigOptions(rtf=0.0, duration_s=seconds))
+    with tempfile.TemporaryDirectory() as folder:
+        rig = Rig(nodes, folder)
+        rig.wait_for_sim(600 + seconds)
+        logs = rig.stop()
+    summary, _ = sim_summary(logs[0])
+    print(f'\n## One Polaris rig at rtf 0, {seconds:g} s simulated')
+    if summary is None:
+        print('no summary from the sim node:\n' + logs[0][-2000:])
+        return
+    sim_s, wall_s, rtf = summary
+    print(f'real-time factor {rtf:.1f}x ({sim_s:g} s in {wall_s:.1f} s)')
+    print('| node | CPU per simulated s [ms] | CPU share of the run | peak RSS [MB] |')
+    print('|---|---|---|---|')
+    for node, cpu, rss in zip(nodes, rig.cpu_s, rig.peak_rss_mb):
+        print(f'| {node.full_name} | {1e3 * cpu / sim_s:.1f} | {cpu / wall_s:.0%} | {rss:.0f} |')
+
+
+def bench_agents(counts, seconds):
+    print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each')
+    print('| agents | rtf held | INS latency median / p99 / max [ms] | sim CPU | all CPU '
+          '| sim RSS [MB] | sensor gaps |')
+    print('|---|---|---|---|---|---|---|')
+    for n in counts:
+        nodes = rig_nodes('polaris', RigOptions(agents=n, rtf=1.0, duration_s=seconds))
+        with tempfile.TemporaryDirectory() as folder:
+            rig = Rig(nodes, folder)
+            rig.wait_for_sim(120 + 3 * seconds)
+            logs = rig.stop()
+        summary, latency = sim_summary(logs[0])
+        gaps = sum(text.count('gap in the truth stream') for text in logs[1:])
+        if summary is None:
+            print(f'| {n} | no summary | | | | | |')
+            continue
+        sim_s, wall_s, rtf = summary
+        lat = ' / '.join(f'{x:.2f}' for x in latency) if latency else '-'
+        print(f'| {n} | {rtf:.3f} | {lat} | {rig.cpu_s[0] / wall_s:.0%} | '
+              f'{sum(rig.cpu_s) / wall_s:.0%} | {rig.peak_rss_mb[0]:.0f} | {gaps} |')
+
+
+def bench_startup():
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu, NavSatFix
+
+    print('\n## Start-up to the first message (one Polaris rig, rtf 1)')
+    print('| numba cache | /clock [s] | oxts/imu [s] | imu/data_raw [s] | gnss_receiver/fix [s] |')
+    print('|---|---|---|---|---|')
+    rclpy.init()
+    node = rclpy.create_node('bench_startup_probe')
+    topics = {'/clock': Clock, '/oxts/imu': Imu, '/imu/data_raw': Imu,
+              '/gnss_receiver/fix': NavSatFix}
+    first = {}
+    for topic, kind in topics.items():
+        node.create_subscription(kind, topic, lambda _m, t=topic: first.setdefault(
+            t, time.monotonic()), 10, raw=True)
+    try:
+        for label in ('cold (empty)', 'warm'):
+            with tempfile.TemporaryDirectory() as folder, \
+                    tempfile.TemporaryDirectory() as cache:
+                env = child_environment()
+                if label.startswith('cold'):
+                    env['NUMBA_CACHE_DIR'] = cache
+                first.clear()
+                started = time.monotonic()
+                rig = Rig(rig_nodes('polaris', RigOptions(rtf=1.0, duration_s=30.0)), folder,
+                          env)
+                while len(first) < len(topics) and time.monotonic() - started < 600:
+                    rclpy.spin_once(node, timeout_sec=0.05)
+                rig.stop()
+            cells = [f'{first[t] - started:.1f}' if t in first else '-' for t in topics]
+            print(f'| {label} | ' + ' | '.join(cells) + ' |')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--what', default='rtf,agents,startup',
+                        help='comma-separated: rtf, agents, startup (default all)')
+    parser.add_argument('--seconds', type=float, default=60.0,
+                        help='simulated seconds of the rtf run (default %(default)s)')
+    parser.add_argument('--agents', default='1,2,4,6,8,10',
+                        help='agent counts of the agents run (default %(default)s)')
+    parser.add_argument('--agent-seconds', type=float, default=20.0,
+                        help='simulated seconds per agent count (default %(default)s)')
+    args = parser.parse_args()
+    what = set(args.what.split(','))
+    if 'rtf' in what:
+        bench_rtf(args.seconds)
+    if 'agents' in what:
+        bench_agents([int(n) for n in args.agents.split(',')], args.agent_seconds)
+    if 'startup' in what:
+        bench_startup()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
