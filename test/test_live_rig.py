@@ -7,6 +7,7 @@ recorder writes into its bag for the same configuration -- INS, GNSS
 receiver, IMU, /clock, TF.
 """
 
+import os
 from pathlib import Path
 
 import pytest
@@ -365,3 +366,44 @@ def test_a_node_started_with_a_bad_parameter_says_so_in_one_line(ros_domain_id, 
     assert child.process.returncode == 2, errors
     assert message in errors and 'allowed' in errors and 'Traceback' not in errors
     assert len(errors.strip().splitlines()) == 1, errors
+
+
+def child_pids(pid):
+    """{pid: command line} of the processes whose parent is ``pid``."""
+    out = {}
+    for stat in Path('/proc').glob('[0-9]*/stat'):
+        try:
+            fields = stat.read_text().rsplit(')', 1)[1].split()
+            if int(fields[1]) == pid:
+                out[int(stat.parent.name)] = (stat.parent / 'cmdline').read_bytes().replace(
+                    b'\0', b' ').decode()
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def test_up_reports_a_dead_node_and_ctrl_c_stops_the_rest(ros_context, ros_child):
+    import signal
+
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu
+
+    node = rclpy.create_node('up_supervision_probe')
+    probe = Probe(node, {'/clock': Clock, '/imu/data_raw': Imu})
+    child = ros_child(up_args('--rig', 'polaris'))
+    probe.spin_until(lambda: probe.got['/imu/data_raw'], DISCOVERY_TIMEOUT, 'IMU messages', child)
+    nodes = child_pids(child.process.pid)
+    assert len(nodes) == 3, nodes
+    imu = next(pid for pid, command in nodes.items() if 'acres_sim.ros.imu_node' in command)
+    os.kill(imu, signal.SIGKILL)
+    clock_count = len(probe.got['/clock'])
+    probe.spin_until(lambda: len(probe.got['/clock']) > clock_count + 120, 30,
+                     'the sim going on', child)
+    child.process.send_signal(signal.SIGINT)
+    child.process.wait(timeout=60)
+    output = child.stop()
+    assert child.process.returncode == 130, output
+    assert '/imu_node exited with status -9' in output
+    assert '[sim_node]' in output and 'simulated' in output     # the sim's summary, forwarded
+    assert not any(Path(f'/proc/{pid}').exists() for pid in nodes)
