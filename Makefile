@@ -13,7 +13,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup run test bench clean tf2_msgs
+.PHONY: setup run up test bench clean tf2_msgs
 
 setup: $(STAMP) $(TF2)
 
@@ -38,6 +38,13 @@ tf2_msgs: $(STAMP)
 
 run: setup
 	$(VENV)/bin/acres-sim record --rig polaris --duration 120 --out runs/latest
+
+# The live rig: sim, GNSS and IMU nodes over DDS until Ctrl-C, e.g.
+#   make up RIG=mixed ARGS='--rtf 2 --duration 60'
+RIG  ?= polaris
+ARGS ?=
+up: setup
+	$(VENV)/bin/acres-sim up --rig $(RIG) $(ARGS)
 
 test: setup
 	$(PY) -m pytest

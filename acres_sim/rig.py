@@ -269,7 +269,9 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
             sim_values[name] = check_param(spec, value, 'the options')
     depth = FAST_OUTPUT_DEPTH if sim_values['rtf'] == 0.0 else OUTPUT_DEPTH.default
     common = {'use_sim_time': bool(options.use_sim_time), 'output_depth': depth}
-    sim = {**sim_values, **common, 'agents.names': [a.name for a in rig.agents]}
+    # The sim node is the clock: it runs on wall time and never hears its own /clock.
+    sim = {**sim_values, **common, 'use_sim_time': False,
+           'agents.names': [a.name for a in rig.agents]}
     sensors = []
     for agent in rig.agents:
         load_route(agent.route_or_default)     # a bad route: the error now, not in the sim

@@ -47,7 +47,8 @@ def test_one_vehicle_rig_is_three_nodes_with_the_packaged_configuration(rig):
                                                      'maxxum': 'field'}[rig]
     assert SIM_KEYS <= set(sim.parameters)
     assert {p.name for p in SENSOR_NODE_PARAMS} <= set(gnss.parameters)
-    assert all(n.parameters['use_sim_time'] is True for n in nodes)
+    assert sim.parameters['use_sim_time'] is False      # the sim is the clock
+    assert gnss.parameters['use_sim_time'] is imu.parameters['use_sim_time'] is True
     assert all(n.parameters['output_depth'] == 10 for n in nodes)
 
 

@@ -33,7 +33,7 @@ import time
 import numpy as np
 import rclpy
 from rclpy.duration import Duration
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -59,7 +59,7 @@ from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, StopSignals, step_from_stamp
-from acres_sim.ros.take import fast_executor, take_all
+from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
 from acres_sim.topics import (INS_FRAME, INS_TOPICS, OXTS_IMU_FRAME, TRUTH_TOPIC, lever_arm,
                               mount_transforms, utm_to_map)
@@ -412,7 +412,8 @@ def main(args=None):
     try:
         with StopSignals() as signals:
             node = SimNode()
-            executor = fast_executor()
+            # passed ten times a second (poll_inputs): the plain executor queues no events
+            executor = SingleThreadedExecutor()
             executor.add_node(node)
             node.run(executor, signals.stop)
             node.get_logger().info(node.summary())
