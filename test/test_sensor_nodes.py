@@ -201,3 +201,19 @@ def test_parameters_are_declared_with_descriptors(ros_context):
         assert 'polaris or maxxum' in node.describe_parameter('vehicle').additional_constraints
     finally:
         node.destroy_node()
+
+
+def test_one_imu_message_is_the_batch_encoders(ros_context):
+    from acres_sim.config import load_config
+    from acres_sim.record import messages as msg
+    from acres_sim.record.batches import MessageBatches
+    from acres_sim.ros.imu_node import OneMessage
+
+    c = load_config(rig='maxxum')
+    batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
+    one = OneMessage(batches, 'agent3/imu_link')
+    rng = np.random.default_rng(3)
+    for stamp in (0, 8_333_333, 1_796_000_000_123_456_789):
+        values = rng.normal(size=6) * [1, 1, 9.8, 0.1, 0.1, 0.5]
+        expected = batches.imu_raw(values.reshape(1, 6), [stamp], 'agent3/imu_link').payload
+        assert one.encode(stamp, values[:3].tolist(), values[3:].tolist()) == expected

@@ -101,7 +101,7 @@ class MessageBatches:
         self.fix_cov = msg.diag3(position_variance)
         self._layouts = {}
 
-    def _layout(self, msgtype, *fixed):
+    def layout(self, msgtype, *fixed):
         """The layout of ``msgtype`` with the (path, value) pairs ``fixed`` (cached)."""
         key = (msgtype, fixed)
         if key not in self._layouts:
@@ -111,7 +111,7 @@ class MessageBatches:
     # -- /clock
     def clock(self, t_ns):
         """rosgraph_msgs/Clock for each stamp [ns]."""
-        layout = self._layout('rosgraph_msgs/msg/Clock')
+        layout = self.layout('rosgraph_msgs/msg/Clock')
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'clock.', t_ns)
         return _encoded(layout, arr)
@@ -126,7 +126,7 @@ class MessageBatches:
     def _odometry(self, t_ns, frame_id, child_frame_id, position, orientation, linear, angular,
                   pose_cov=None, twist_cov=None):
         """nav_msgs/Odometry from columns; covariances zero unless given."""
-        layout = self._layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
+        layout = self.layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
                               ('child_frame_id', child_frame_id))
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
@@ -142,7 +142,7 @@ class MessageBatches:
 
     def odometry_tf(self, results, t_ns, frame_id, child_frame_id):
         """/tf with the one transform of the UTM odometry (messages.transform_from_odometry)."""
-        layout = self._layout('tf2_msgs/msg/TFMessage', ('transforms', 1),
+        layout = self.layout('tf2_msgs/msg/TFMessage', ('transforms', 1),
                               ('transforms.0.header.frame_id', frame_id),
                               ('transforms.0.child_frame_id', child_frame_id))
         arr = layout.empty(len(t_ns))
@@ -153,7 +153,7 @@ class MessageBatches:
 
     def ins_fix(self, results, t_ns, frame_id):
         """oxts/fix (messages.ins_fix of the row's fix)."""
-        layout = self._layout('sensor_msgs/msg/NavSatFix', ('header.frame_id', frame_id))
+        layout = self.layout('sensor_msgs/msg/NavSatFix', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
         _column(arr, 'status.status')[:] = msg.NavSatStatus.STATUS_GBAS_FIX
@@ -167,7 +167,7 @@ class MessageBatches:
 
     def ins_imu(self, results, t_ns, frame_id, *, oxts_axes):
         """oxts/imu or imu/data (messages.ins_imu; the OxTS axes for the Polaris)."""
-        layout = self._layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
+        layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
         q = results[:, Q_INS:Q_INS + 4]
@@ -190,7 +190,7 @@ class MessageBatches:
 
     def ins_velocity(self, results, t_ns, frame_id):
         """oxts/velocity (messages.ins_velocity: the angular rate in deg/s)."""
-        layout = self._layout('geometry_msgs/msg/TwistStamped', ('header.frame_id', frame_id))
+        layout = self.layout('geometry_msgs/msg/TwistStamped', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
         _vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
@@ -217,7 +217,7 @@ class MessageBatches:
     def imu_raw(self, values, t_ns, frame_id):
         """imu/data_raw (messages.imu_from_imu_row) from the rounded (n, 6)
         row values: specific force then angular rate, FLU."""
-        layout = self._layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
+        layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
         _column(arr, 'orientation.w')[:] = 1.0

@@ -209,6 +209,14 @@ class FixedLayout:
             raw[:, start:stop] = template[start:stop]
         return raw
 
+    def offset(self, path: str) -> int:
+        """The byte offset in the message of the field at a dotted path."""
+        dtype, at = self.dtype, 0
+        for name in path.split('.'):
+            dtype, offset = dtype.fields[name][:2]
+            at += offset
+        return at
+
     @staticmethod
     def column(arr: np.ndarray, path: str) -> np.ndarray:
         """The field of ``arr`` at a dotted path: ``column(arr, 'pose.pose.position.x')``

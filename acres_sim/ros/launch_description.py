@@ -1,50 +1,199 @@
-"""The launch description shared by the rig launch files (needs launch_ros).
+"""The launch description behind launch/*.launch.py: the nodes of a rig.
 
-One rig = the simulation node plus a GNSS-receiver and an IMU node, all fed the
-same parameter files: sensors.yaml, site.yaml and the vehicle overlay.
+A launch file starts exactly the node list of :func:`acres_sim.rig.rig_nodes`
+(the list ``acres-sim up`` starts too): the sim node, then each vehicle's GNSS
+and IMU nodes.  polaris.launch.py and maxxum.launch.py fix the rig;
+rig.launch.py takes it as the argument ``rig:=NAME|FILE``.
+
+The node list depends on the launch arguments (``agents:=3`` means more
+nodes), so it is built in an OpaqueFunction once they are known.  Launch
+arguments arrive as strings: :func:`options_from_launch_arguments` turns them
+into RigOptions.  It needs no launch, so it can be tested anywhere; launch and
+launch_ros are imported only inside the functions that build launch actions.
+A wrong value ends the launch with the one line of its ConfigError (launch
+prints it as "Caught exception in launch ...") and exit status 1.
 """
 
+from dataclasses import dataclass
 import os
 
-from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, Shutdown
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+import yaml
 
-from acres_sim.config import RIGS, load_config
+from acres_sim.config.node_params import SIM_PARAMS
+from acres_sim.config.schema import key
+from acres_sim.config.validate import ConfigError
+from acres_sim.rig import RigOptions, rig_names, rig_nodes
 
-NODES = ('sim_node', 'gnss_node', 'imu_node')
+__all__ = ['Argument', 'launch_arguments', 'options_from_launch_arguments',
+           'rig_launch_description']
+
+PACKAGE = 'acres_sim'
+DEFAULT_RIG = 'polaris'
+
+# Launch argument -> sensor key set in every vehicle's configuration.
+SENSOR_ARGUMENTS = {
+    'gnss': 'gnss.enabled',
+    'imu': 'imu.enabled',
+    'ins': 'ins.enabled',
+    'gnss_hz': 'gnss.hz',
+    'imu_hz': 'imu.hz',
+    'delay': 'delay_s',
+    'gnss_start': 'gnss.start',
+}
+
+# Launch argument -> sim node parameter (SIM_PARAMS); rtf and duration_s
+# have fields of their own in RigOptions.
+SIM_ARGUMENTS = {
+    'rtf': 'rtf',
+    'duration': 'duration_s',
+    'cmd_vel_type': 'cmd_vel.type',
+    'publish_tf': 'publish_tf',
+    'start_timeout': 'start_timeout_s',
+}
 
 
-def rig_launch_description(rig):
-    """Launch ``rig`` ('polaris' or 'maxxum') in the namespace argument ``namespace``."""
-    config = os.path.join(get_package_share_directory('acres_sim'), 'config')
-    sensors, site, overlay = (os.path.join(config, name)
-                              for name in ('sensors.yaml', 'site.yaml', RIGS[rig]))
-    params = [sensors, site, overlay]  # the loader's order: later files win
-    # The seed and noise arguments always reach the nodes, so their defaults are
-    # the files' own values: launching without them changes nothing.
-    files = load_config(config_file=sensors, site_file=site, overlay_file=overlay)
-    arguments = [
-        DeclareLaunchArgument('namespace', default_value='',
-                              description='ROS namespace of the vehicle'),
-        DeclareLaunchArgument('use_sim_time', default_value='true',
-                              description='follow /clock published by the sim node'),
-        DeclareLaunchArgument('seed', default_value=str(files['seed']),
-                              description='seed of all noise streams (spec: seed)'),
-        DeclareLaunchArgument('noise', default_value=str(files['noise']).lower(),
-                              description="false: the spec's no-noise option"),
+@dataclass(frozen=True)
+class Argument:
+    """One launch argument: its name, default (a string) and description."""
+
+    name: str
+    default: str
+    description: str
+
+
+def _sim_param(name):
+    return next(p for p in SIM_PARAMS if p.name == name)
+
+
+def _text(value):
+    """A default as launch shows it: true/false, numbers without a trailing .0."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f'{value:g}'
+    return str(value)
+
+
+def _sim_argument(name):
+    p = _sim_param(SIM_ARGUMENTS[name])
+    return Argument(name, _text(p.default), f'Sim node parameter {p.name}: {p.description} '
+                                            f'Allowed: {p.allowed()}.')
+
+
+def _sensor_argument(name, sensor_key):
+    k = key(sensor_key)
+    return Argument(name, '', f'Key {k.name}: {k.description} Allowed: {k.allowed()}. '
+                              'Empty: as configured.')
+
+
+def launch_arguments(rig=None):
+    """The Arguments the launch files declare; ``rig=None`` (rig.launch.py)
+    adds ``rig``.  The defaults leave the rig and its files as they are."""
+    rig_argument = [Argument('rig', DEFAULT_RIG, 'Packaged rig ('
+                             + ', '.join(rig_names()) + ') or a rig file.')]
+    return [
+        *(rig_argument if rig is None else []),
+        Argument('seed', '', f'{key("seed").description} Allowed: {key("seed").allowed()}. '
+                             'Empty: as configured.'),
+        Argument('noise', '', "false: no errors, biases or noise (the spec's no-noise "
+                              'option). Empty: as configured.'),
+        Argument('agents', '', "N copies of the rig's one vehicle (1 to 100); agent k lives in "
+                               'namespace agent<k> with frames agent<k>/. Empty: the rig\'s '
+                               'vehicles.'),
+        Argument('route', '', 'Route of every vehicle: a packaged route (acre_demo, field, '
+                              "figure8, loop) or a route file. Empty: each vehicle's own."),
+        Argument('use_sim_time', 'true', 'The nodes follow /clock of the sim node.'),
+        *(_sim_argument(name) for name in SIM_ARGUMENTS),
+        *(_sensor_argument(name, k) for name, k in SENSOR_ARGUMENTS.items()),
+        Argument('config', '', 'Sensor configuration file instead of the packaged '
+                               "sensors.yaml (YAML, or the game's sensors.json)."),
+        Argument('site', '', 'Site georeference file instead of the packaged site.yaml.'),
     ]
-    overrides = {
-        'use_sim_time': LaunchConfiguration('use_sim_time'),
-        'seed': LaunchConfiguration('seed'),
-        'noise': LaunchConfiguration('noise'),
-    }
-    # Without the sim node there is no truth for the others: its exit ends the launch.
-    nodes = [Node(package='acres_sim', executable=name, name=name,
-                  namespace=LaunchConfiguration('namespace'), output='screen',
-                  parameters=[*params, overrides],
-                  on_exit=Shutdown() if name == 'sim_node' else None)
-             for name in NODES]
-    return LaunchDescription([*arguments, *nodes])
+
+
+def _parse(name, text):
+    """The value of argument ``name`` read as YAML, as ``--set`` reads it."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ConfigError(f'launch argument {name}:={text!r}: not a value '
+                          '(true, false, a number or a word)') from None
+
+
+def _path(text):
+    return os.path.expanduser(text)
+
+
+def options_from_launch_arguments(values):
+    """RigOptions from launch argument values, strings by name (see
+    :func:`launch_arguments`); a missing or empty value is not given.
+
+    Numbers and true/false are read as YAML; choices, routes and files stay
+    text.  Only use_sim_time is checked here: rig_nodes and the configuration
+    check every other value and raise a ConfigError naming it.
+    """
+    given = {name: str(values[name]).strip() for name in values
+             if str(values[name]).strip()}
+
+    def value(name):
+        return _parse(name, given[name]) if name in given else None
+
+    use_sim_time = value('use_sim_time')
+    if use_sim_time is None:
+        use_sim_time = True
+    elif not isinstance(use_sim_time, bool):
+        raise ConfigError(f'launch argument use_sim_time:={given["use_sim_time"]!r}: '
+                          'allowed: true or false')
+    overrides = {}
+    for name, sensor_key in SENSOR_ARGUMENTS.items():
+        if name in given:
+            overrides[sensor_key] = given[name] if key(sensor_key).kind == 'str' \
+                else value(name)
+    sim = {}
+    for name in ('cmd_vel_type', 'publish_tf', 'start_timeout'):
+        if name in given:
+            parameter = _sim_param(SIM_ARGUMENTS[name])
+            sim[parameter.name] = given[name] if parameter.kind == 'str' else value(name)
+    return RigOptions(
+        seed=value('seed'), noise=value('noise'), agents=value('agents'),
+        route=given.get('route'), rtf=value('rtf'), duration_s=value('duration'),
+        use_sim_time=use_sim_time, overrides=overrides,
+        config_file=_path(given['config']) if 'config' in given else None,
+        site_file=_path(given['site']) if 'site' in given else None,
+        sim=sim)
+
+
+def rig_launch_description(rig=None):
+    """The LaunchDescription of ``rig`` (a packaged rig name or a rig file);
+    ``rig=None``: the rig named by the launch argument ``rig``."""
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    declared = [DeclareLaunchArgument(a.name, default_value=a.default,
+                                      description=a.description)
+                for a in launch_arguments(rig)]
+    return LaunchDescription([*declared,
+                              OpaqueFunction(function=launch_nodes, kwargs={'rig': rig})])
+
+
+def launch_nodes(context, rig=None):
+    """The Node actions of ``rig`` with the launch arguments of ``context``
+    (the body of the OpaqueFunction; a ConfigError ends the launch)."""
+    from launch.substitutions import LaunchConfiguration
+
+    values = {a.name: LaunchConfiguration(a.name, default='').perform(context)
+              for a in launch_arguments(rig)}
+    rig = rig or _path(values.pop('rig').strip() or DEFAULT_RIG)
+    return [node_action(spec) for spec in rig_nodes(rig, options_from_launch_arguments(values))]
+
+
+def node_action(spec):
+    """The launch_ros Node of a NodeSpec; the sim node's exit ends the launch
+    (there is no truth for the sensor nodes without it)."""
+    from launch.actions import Shutdown
+    from launch_ros.actions import Node
+
+    on_exit = Shutdown(reason='the sim node ended') if spec.executable == 'sim_node' else None
+    return Node(package=PACKAGE, executable=spec.executable, name=spec.name,
+                namespace=spec.namespace or None, parameters=[spec.parameters],
+                remappings=list(spec.remappings), output='screen', on_exit=on_exit)

@@ -21,6 +21,7 @@ waits for it at rtf 0).
 
 from collections import deque
 import signal
+import struct
 import sys
 import threading
 import time
@@ -66,6 +67,19 @@ def step_from_stamp(sec, nanosec):
     return int(round((int(sec) * 1_000_000_000 + int(nanosec)) * PHYSICS_HZ / 1e9))
 
 
+_STAMP = struct.Struct('<iI')
+
+
+def truth_offsets(layout):
+    """Offsets in a truth message of the stamp, of position + orientation and of
+    linear + angular velocity (each run of doubles contiguous, as CDR lays them out)."""
+    pose = layout.offset('pose.pose.position.x')
+    twist = layout.offset('twist.twist.linear.x')
+    assert layout.offset('pose.pose.orientation.w') == pose + 6 * 8
+    assert layout.offset('twist.twist.angular.z') == twist + 5 * 8
+    return layout.offset('header.stamp.sec'), pose, twist
+
+
 def truth_layout(frame_prefix):
     """The CDR layout of one vehicle's truth message (nav_msgs/Odometry, frame
     map, child <prefix>chassis)."""
@@ -95,6 +109,7 @@ class SensorNode(Node):
         self._state = np.zeros(STATE_SIZE)
         self._com = np.array([self.vehicle.com_x_m, self.vehicle.com_y_m, self.vehicle.com_z_m])
         self._layout = truth_layout(self.frame_prefix)
+        self._stamp_at, self._pose_at, self._twist_at = truth_offsets(self._layout)
         self.waiting = deque()        # (delivery step, sample step, row)
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
@@ -140,12 +155,11 @@ class SensorNode(Node):
                 f'{self._layout.dtype.itemsize} of this vehicle\'s truth (frame prefix '
                 f'{self.frame_prefix!r}); ignored', throttle_duration_sec=LOG_THROTTLE_S)
             return
-        m = np.frombuffer(data, dtype=self._layout.dtype)[0]
-        k = step_from_stamp(m['header']['stamp']['sec'], m['header']['stamp']['nanosec'])
-        self.take(k, m)
+        sec, nanosec = _STAMP.unpack_from(data, self._stamp_at)
+        self.take(step_from_stamp(sec, nanosec), data)
 
-    def take(self, k, m):
-        """One truth message ``m`` (the structured CDR record) of step ``k``."""
+    def take(self, k, data):
+        """One truth message (its CDR bytes ``data``) of step ``k``."""
         self.counts['truth'] += 1
         restart = False
         if self.last_step is not None and k <= self.last_step:
@@ -167,7 +181,7 @@ class SensorNode(Node):
                     throttle_duration_sec=LOG_THROTTLE_S)
             restart = True
         self.last_step = k
-        truth = self._truth(k, m)
+        truth = self._truth(k, data)
         for row in self.on_step(k, truth, restart):
             self.waiting.append((delivery_step(k, self.delay_s, PHYSICS_HZ), k, row))
         while self.waiting and self.waiting[0][0] <= k:
@@ -201,17 +215,15 @@ class SensorNode(Node):
                 break
             publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
 
-    def _truth(self, k, m):
-        pose, twist = m['pose']['pose'], m['twist']['twist']
+    def _truth(self, k, data):
+        """The Truth of a message: its position and quaternion (7 doubles in a
+        row, as in the state) and its two velocities (6 doubles)."""
         x = self._state
-        for j, name in enumerate('xyz'):
-            x[S_PX + j] = pose['position'][name]
-        for j, name in enumerate('xyzw'):
-            x[S_QX + j] = pose['orientation'][name]
+        x[S_PX:S_QX + 4] = np.frombuffer(data, np.float64, 7, self._pose_at)   # S_QX = S_PX + 3
+        vw = np.frombuffer(data, np.float64, 6, self._twist_at)
         R, p_c = truth_from_state(x, self._com)
-        v = np.array([twist['linear'][n] for n in 'xyz'])
-        w = np.array([twist['angular'][n] for n in 'xyz'])
-        return Truth(step=k, p=x[S_PX:S_PX + 3].copy(), R=R, v=v, w=w, p_c=p_c)
+        return Truth(step=k, p=x[S_PX:S_PX + 3].copy(), R=R, v=vw[:3].copy(), w=vw[3:].copy(),
+                     p_c=p_c)
 
     def _input_diagnostics(self, k):
         c = self.counts

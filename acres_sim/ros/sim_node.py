@@ -251,6 +251,9 @@ class SimNode(Node):
         """The loop, until ``duration_s`` or the event ``stop``."""
         self.publish_static_tf()
         self.wait_for_sensors(executor, stop)
+        pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'rtf {self.rtf:g}'
+        self.get_logger().info(f'running {len(self.agents)} vehicle(s) at {pace}, '
+                               + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped'))
         self.wall0 = wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if self.last_steps is not None and self.step > self.last_steps:
