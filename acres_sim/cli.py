@@ -130,6 +130,8 @@ def cmd_up(args):
         sim['cmd_vel.type'] = args.cmd_vel_type
     if args.no_tf:
         sim['publish_tf'] = False
+    if args.parked:
+        sim['follow_route'] = False
     if args.start_timeout is not None:
         sim['start_timeout_s'] = args.start_timeout
     if args.wait_for_subscribers is not None:
@@ -290,6 +292,8 @@ def build_parser():
     up.add_argument('--route', metavar='NAME|FILE', help='route of every vehicle')
     up.add_argument('--cmd-vel-type', choices=['twist', 'twist_stamped'],
                     help='message type of cmd_vel (default twist)')
+    up.add_argument('--parked', action='store_true',
+                    help='no route follower: the vehicles stay parked until their first cmd_vel')
     up.add_argument('--no-tf', action='store_true',
                     help='no TF utm -> base_footprint (an EKF owns the transform)')
     up.add_argument('--start-timeout', type=float, metavar='S',

@@ -252,6 +252,23 @@ def agent_parameters(config, prefix=''):
     return out
 
 
+# Keys that place the shared frames (utm -> map, the tile): one value for the whole rig.
+WORLD_KEYS = ('ins.frame', 'ins.utm_zone', 'site.enabled', 'site.origin_source_ft',
+              'gnss.datum.start_utc')
+
+
+def _check_one_world(rig, configs):
+    """All vehicles of a rig share utm and map: the keys that place them agree."""
+    first = configs[0]
+    for agent, config in zip(rig.agents[1:], configs[1:]):
+        for name in WORLD_KEYS:
+            if config[name] != first[name]:
+                raise ConfigError(
+                    f'{name} = {config[name]!r} for vehicle {agent.name} but '
+                    f'{first[name]!r} for {rig.agents[0].name}: the vehicles of a rig share '
+                    f'the frames utm and map, so {", ".join(WORLD_KEYS)} must agree')
+
+
 def rig_nodes(rig, options: RigOptions = RigOptions()):
     """The nodes of ``rig`` (a Rig or a rig name/file) with ``options``: the sim
     node first, then per vehicle its GNSS and IMU nodes."""
@@ -273,9 +290,10 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     sim = {**sim_values, **common, 'use_sim_time': False,
            'agents.names': [a.name for a in rig.agents]}
     sensors = []
-    for agent in rig.agents:
+    configs = [agent_config(agent, options) for agent in rig.agents]
+    _check_one_world(rig, configs)
+    for agent, config in zip(rig.agents, configs):
         load_route(agent.route_or_default)     # a bad route: the error now, not in the sim
-        config = agent_config(agent, options)
         prefix = f'agents.{agent.name}.'
         own = {'vehicle': agent.vehicle, 'namespace': agent.namespace,
                'frame_prefix': agent.frame_prefix, 'route': agent.route_or_default}

@@ -148,6 +148,16 @@ def test_rig_file_sensor_keys_apply_to_their_vehicle(tmp_path):
     assert nodes['/sim_node'].parameters['agents.names'] == ['a', 'b']
 
 
+def test_vehicles_of_a_rig_share_the_world(tmp_path):
+    path = tmp_path / 'zones.yaml'
+    path.write_text(yaml.safe_dump({'vehicles': [
+        {'name': 'a', 'vehicle': 'polaris', 'namespace': 'a', 'frame_prefix': 'a/'},
+        {'name': 'b', 'vehicle': 'maxxum', 'namespace': 'b', 'frame_prefix': 'b/',
+         'sensors': {'ins': {'utm_zone': 17}}}]}))
+    with pytest.raises(ConfigError, match="ins.utm_zone = 17 for vehicle b but 16 for a"):
+        rig_nodes(str(path))
+
+
 def test_unknown_rig():
     with pytest.raises(ConfigError, match="unknown rig 'tank'; packaged: maxxum, mixed, polaris"):
         load_rig('tank')

@@ -100,6 +100,8 @@ SIM_PARAMS = (
               'sensor nodes, e.g. 1 for a ros2 bag record started first.', low=0, high=100),
     NodeParam('publish_tf', 'bool', True, 'Publish the TF utm -> base_footprint of each vehicle '
               '(switch it off when an EKF owns the transform to base_footprint).'),
+    NodeParam('follow_route', 'bool', True, 'Without cmd_vel the route follower drives each '
+              'vehicle; false: they stay parked until their first cmd_vel (e.g. for nav2).'),
     NodeParam('cmd_vel.type', 'str', 'twist', 'Message type of cmd_vel: geometry_msgs/Twist '
               'or geometry_msgs/TwistStamped (nav2 on Kilted and later).',
               choices=('twist', 'twist_stamped')),

@@ -2,13 +2,18 @@
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-__all__ = ['OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS', 'with_depth']
+__all__ = ['COMMAND_QOS', 'OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS', 'with_depth']
 
 # Outputs: reliable, volatile, depth 10 (REP-2003): reliable and best-effort
 # subscribers both match.
 OUTPUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                         reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.VOLATILE)
+# Commands in: best effort matches reliable and best-effort publishers alike
+# (some teleop tools publish best effort).
+COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                         reliability=ReliabilityPolicy.BEST_EFFORT,
+                         durability=DurabilityPolicy.VOLATILE)
 # tf2_ros's own: /tf depth 100, /tf_static transient local depth 1.
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE,

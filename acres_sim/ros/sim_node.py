@@ -57,7 +57,7 @@ from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
-from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
+from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, StopSignals, step_from_stamp
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
@@ -120,7 +120,7 @@ class _Agent:
         msg_type = TwistStamped if node.cmd_vel_type == 'twist_stamped' else Twist
         self.on_cmd_vel = lambda m: node.on_cmd_vel(self, m)
         self.cmd_vel_sub = node.create_subscription(msg_type, self.topic('cmd_vel'),
-                                                    self.on_cmd_vel, OUTPUT_QOS)
+                                                    self.on_cmd_vel, COMMAND_QOS)
 
     def topic(self, name):
         return f'/{self.ns}/{name}' if self.ns else f'/{name}'
@@ -129,8 +129,8 @@ class _Agent:
 class SimNode(Node):
     executable = 'sim_node'
 
-    def __init__(self):
-        super().__init__('sim_node')
+    def __init__(self, **node_options):
+        super().__init__('sim_node', **node_options)
         own = declare_node_params(self, SIM_PARAMS)
         self.rtf = own['rtf']
         self.duration_s = own['duration_s']
@@ -138,6 +138,7 @@ class SimNode(Node):
         self.start_subscribers = own['start_subscribers']
         self.publish_tf = own['publish_tf']
         self.cmd_vel_type = own['cmd_vel.type']
+        self.follow_route = own['follow_route']
         self.cmd_vel_timeout_steps = own['cmd_vel.timeout_s'] * PHYSICS_HZ
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
         names = self.declare_parameter('agents.names', ['agent0']).value
@@ -327,8 +328,8 @@ class SimNode(Node):
     def _commands(self):
         for i, agent in enumerate(self.agents):
             command = agent.sim.commands[0]
-            if agent.command is None:
-                command[:] = 0.0
+            if agent.command is None:     # the route follower, or parked (1, 0, 0)
+                command[:] = (0.0, 0.0, 0.0) if self.follow_route else (1.0, 0.0, 0.0)
                 continue
             speed, yaw_rate, k = agent.command
             if self.step - k > self.cmd_vel_timeout_steps:
