@@ -24,6 +24,7 @@ vehicle with the GNSS receiver or the IMU on gets a ``gnss_node`` /
 """
 
 from dataclasses import dataclass, field, replace
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -82,6 +83,7 @@ class NodeSpec:
     namespace: str
     parameters: dict
     remappings: tuple = ()
+    env: dict = field(default_factory=dict)    # environment variables added for the node
 
     @property
     def full_name(self) -> str:
@@ -285,7 +287,9 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
             spec = next(p for p in SIM_PARAMS if p.name == name)
             sim_values[name] = check_param(spec, value, 'the options')
     depth = FAST_OUTPUT_DEPTH if sim_values['rtf'] == 0.0 else OUTPUT_DEPTH.default
-    common = {'use_sim_time': bool(options.use_sim_time), 'output_depth': depth}
+    if not isinstance(options.use_sim_time, bool):
+        raise ConfigError(f'use_sim_time = {options.use_sim_time!r}: allowed true or false')
+    common = {'use_sim_time': options.use_sim_time, 'output_depth': depth}
     # The sim node is the clock: it runs on wall time and never hears its own /clock.
     sim = {**sim_values, **common, 'use_sim_time': False,
            'agents.names': [a.name for a in rig.agents]}
@@ -307,4 +311,20 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
             if on:
                 sensors.append(NodeSpec(executable, executable, agent.namespace,
                                         dict(node_params)))
-    return [NodeSpec('sim_node', 'sim_node', '', sim), *sensors]
+    env = fast_repair_environment() if sim_values['rtf'] == 0.0 else {}
+    return [replace(node, env=dict(env))
+            for node in [NodeSpec('sim_node', 'sim_node', '', sim), *sensors]]
+
+
+def fast_repair_environment(environ=None):
+    """At rtf 0 on Fast DDS: the packaged profile of quick writer heartbeats
+    (``config/fastdds/fast_repair.xml``), so that a sample the transport drops
+    while a reader is short of CPU is sent again before the writer's history
+    moves past it (Fast DDS announces every 3 s by default).  Nothing when the
+    user has a profile of their own or another middleware."""
+    environ = os.environ if environ is None else environ
+    if 'FASTRTPS_DEFAULT_PROFILES_FILE' in environ or 'FASTDDS_DEFAULT_PROFILES_FILE' in environ:
+        return {}
+    if environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp') != 'rmw_fastrtps_cpp':
+        return {}
+    return {'FASTRTPS_DEFAULT_PROFILES_FILE': str(config_dir() / 'fastdds' / 'fast_repair.xml')}

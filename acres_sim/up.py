@@ -115,7 +115,8 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
                 params = Path(folder) / f'{i:02d}_{node.executable}.yaml'
                 params.write_text(params_document(node), encoding='utf-8')
                 process = subprocess.Popen(
-                    node_command(node, params), env=child_environment(), text=True,
+                    node_command(node, params), env={**child_environment(), **node.env},
+                    text=True,
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True,    # Ctrl-C reaches them from us, in order
                     preexec_fn=_end_with_parent)

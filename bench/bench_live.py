@@ -50,7 +50,8 @@ class Rig:
             log = open(Path(folder) / f'{i:02d}.log', 'w+')
             self.logs.append(log)
             self.processes.append(subprocess.Popen(
-                node_command(node, params), env=env or child_environment(), stdout=log,
+                node_command(node, params), env={**(env or child_environment()), **node.env},
+                stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
 
     def sample(self):

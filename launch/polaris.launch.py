@@ -1,8 +1,10 @@
-"""Launch the Polaris rig: sim node, GNSS receiver and IMU (see README)."""
+"""Launch the Polaris rig (config/rigs/polaris.yaml): the sim node with the
+Polaris's INS, its GNSS receiver and its IMU.  For the arguments see
+``ros2 launch acres_sim polaris.launch.py --show-args``."""
 
 from acres_sim.ros.launch_description import rig_launch_description
 
 
 def generate_launch_description():
-    """The Polaris rig with the packaged site, sensor and vehicle parameter files."""
+    """The packaged Polaris rig; the launch arguments set its options."""
     return rig_launch_description('polaris')

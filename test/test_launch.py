@@ -1,26 +1,31 @@
-"""Tests of the rig launch files launch/polaris.launch.py and launch/maxxum.launch.py.
+"""Tests of the launch files launch/*.launch.py and acres_sim/ros/launch_description.py.
 
-Three kinds of test:
+polaris.launch.py and maxxum.launch.py launch their packaged rig,
+rig.launch.py the rig of its argument ``rig:=NAME|FILE``; all three call
+``rig_launch_description`` and start exactly the nodes of ``rig_nodes``.
 
-* ``test_launch_files_*`` read the launch files with ``ast`` only, so they run
-  everywhere: one file per rig of acres_sim.config.RIGS, each defining
-  ``generate_launch_description`` that calls ``rig_launch_description`` with
-  its own rig name (the files cannot silently diverge).
-* ``test_rig_launch_description`` loads each file with launch's Python API and
-  checks the declared arguments, the three nodes and their parameter files,
-  without starting a process.  It needs launch, launch_ros and
-  ament_index_python, and acres_sim in the ament index (a colcon install);
-  otherwise it is skipped with the reason.
-* ``test_rig_runs_under_launch_pytest`` really launches each rig with the
-  launch_pytest plugin and checks that launch found the three executables in
-  <prefix>/lib/acres_sim, passed them the parameter files, and kept DDS on
-  loopback.  It runs only where the launch_pytest plugin is active and can
+Four kinds of test:
+
+* ``test_launch_file*`` and ``test_*import*`` read the files with ``ast`` only,
+  so they run everywhere.
+* ``test_*argument*`` check the launch arguments and their parsing into
+  RigOptions (``options_from_launch_arguments``), which need no launch: they
+  run everywhere too.
+* ``test_launched_*`` load each launch file with launch's Python API, run its
+  OpaqueFunction in a LaunchContext and compare the Node actions (executable,
+  name, namespace, parameters as launch_ros evaluates them) with rig_nodes,
+  without starting a process.  They need launch and launch_ros; elsewhere
+  they are skipped with the reason.
+* ``test_rig_runs_under_launch_pytest`` really launches the rigs with the
+  launch_pytest plugin (duration:=1 rtf:=0) and checks the started commands,
+  their parameter files, loopback-only DDS and that the launch ends with the
+  sim node.  It runs only where the launch_pytest plugin is active and can
   collect launch tests (launch_pytest 3.4.3, Jazzy's, needs pytest < 8.4);
   elsewhere a placeholder of the same name is skipped with the reason.
 
 Nothing here is installed by ``make setup``: the pip-installed ROS 2 wheels do
-not include launch or launch_ros, so on a plain Python machine only the ast
-tests run.  (From the repository root ``import launch`` finds the folder
+not include launch or launch_ros, so on a plain Python machine only the first
+two kinds run.  (From the repository root ``import launch`` finds the folder
 launch/ as a namespace package; the tests check for the real one.)
 """
 
@@ -33,29 +38,38 @@ import time
 import pytest
 import yaml
 
-from acres_sim.config import RIGS
+from acres_sim.config import ConfigError
+from acres_sim.rig import RigOptions, rig_names, rig_nodes
+from acres_sim.ros.launch_description import launch_arguments, options_from_launch_arguments
 
-LAUNCH_DIR = Path(__file__).resolve().parents[1] / 'launch'
+ROOT = Path(__file__).resolve().parents[1]
+LAUNCH_DIR = ROOT / 'launch'
+MODULE = ROOT / 'acres_sim' / 'ros' / 'launch_description.py'
 PACKAGE = 'acres_sim'
 
-# The nodes every rig starts (executable = node name), in launch order.
-NODES = ('sim_node', 'gnss_node', 'imu_node')
+# The launch files with a rig of their own; rig.launch.py takes any rig.
+FIXED_RIGS = ('maxxum', 'polaris')
+RIG_FILE = 'rig'
 
-# Launch arguments and their defaults ('' = empty string).
-ARGUMENTS = {'namespace': '', 'use_sim_time': 'true', 'seed': '42', 'noise': 'true'}
+# Every launch argument but rig (rig.launch.py only).
+OPTION_ARGUMENTS = {
+    'seed', 'noise', 'agents', 'route', 'use_sim_time', 'rtf', 'duration', 'cmd_vel_type',
+    'publish_tf', 'follow_route', 'start_timeout', 'wait_for_subscribers', 'lookahead', 'gnss',
+    'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site'}
 
-# How long launch may take to start the three processes.
+# How long launch may take to start the processes, and the sim to end.
 START_TIMEOUT = 30.0
+RUN_TIMEOUT = 120.0
 
 
-def launch_file(rig):
-    """The source launch file of ``rig``."""
-    return LAUNCH_DIR / f'{rig}.launch.py'
+def launch_file(name):
+    """The source launch file launch/<name>.launch.py."""
+    return LAUNCH_DIR / f'{name}.launch.py'
 
 
-def parameter_files(rig):
-    """The parameter files a node of ``rig`` gets, in order (later files win)."""
-    return ['sensors.yaml', 'site.yaml', RIGS[rig]]
+def defaults(rig=None):
+    """The launch arguments' default values, by name."""
+    return {a.name: a.default for a in launch_arguments(rig)}
 
 
 # --- ast: no launch needed ---------------------------------------------------
@@ -69,16 +83,10 @@ def called_name(call):
     return None
 
 
-def test_launch_files_are_one_per_rig():
-    """launch/ holds <rig>.launch.py for exactly the rigs acres_sim.config knows."""
-    rigs = {path.name[:-len('.launch.py')] for path in LAUNCH_DIR.glob('*.launch.py')}
-    assert rigs == set(RIGS), f'launch files {sorted(rigs)} != rigs {sorted(RIGS)}'
-
-
-@pytest.mark.parametrize('rig', sorted(RIGS))
-def test_launch_file_launches_its_own_rig(rig):
-    """<rig>.launch.py: generate_launch_description() calls rig_launch_description('<rig>')."""
-    path = launch_file(rig)
+def generate_call(name):
+    """The one rig_launch_description(...) call of generate_launch_description()
+    in launch/<name>.launch.py, after checking the file's shape."""
+    path = launch_file(name)
     tree = ast.parse(path.read_text(encoding='utf-8'), filename=str(path))
 
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
@@ -101,27 +109,143 @@ def test_launch_file_launches_its_own_rig(rig):
     assert len(calls) == 1, \
         f'{path.name}: generate_launch_description() calls rig_launch_description ' \
         f'{len(calls)} times'
-    call = calls[0]
-    named = {keyword.arg: keyword.value for keyword in call.keywords}
-    argument = call.args[0] if call.args else named.get('rig')
-    assert isinstance(argument, ast.Constant) and argument.value == rig, \
-        f'{path.name} must call rig_launch_description({rig!r}), not with {ast.unparse(call)}'
-    assert len(call.args) + len(call.keywords) == 1, \
-        f'{path.name}: unexpected arguments in {ast.unparse(call)}'
-
     returns = [node for node in ast.walk(generate) if isinstance(node, ast.Return)]
     assert returns and all(node.value is not None for node in returns), \
         f'{path.name}: generate_launch_description() must return the launch description'
+    return path, calls[0]
 
 
-# --- launch introspection: needs launch, launch_ros and a colcon install -----
+def test_launch_files_are_the_fixed_rigs_and_rig():
+    """launch/ holds <rig>.launch.py for the fixed rigs, which are packaged, and rig.launch.py."""
+    names = {path.name[:-len('.launch.py')] for path in LAUNCH_DIR.glob('*.launch.py')}
+    assert names == {*FIXED_RIGS, RIG_FILE}, f'launch files: {sorted(names)}'
+    assert set(FIXED_RIGS) <= set(rig_names()), f'packaged rigs: {rig_names()}'
+
+
+@pytest.mark.parametrize('rig', FIXED_RIGS)
+def test_launch_file_launches_its_own_rig(rig):
+    """<rig>.launch.py: generate_launch_description() calls rig_launch_description('<rig>')."""
+    path, call = generate_call(rig)
+    named = {keyword.arg: keyword.value for keyword in call.keywords}
+    argument = call.args[0] if call.args else named.get('rig')
+    assert isinstance(argument, ast.Constant) and argument.value == rig, \
+        f'{path.name} must call rig_launch_description({rig!r}), not {ast.unparse(call)}'
+    assert len(call.args) + len(call.keywords) == 1, \
+        f'{path.name}: unexpected arguments in {ast.unparse(call)}'
+
+
+def test_launch_file_rig_takes_the_rig_argument():
+    """rig.launch.py calls rig_launch_description() without a rig: the argument rig decides."""
+    path, call = generate_call(RIG_FILE)
+    assert not (call.args or call.keywords), \
+        f'{path.name} must call rig_launch_description() without arguments, not {ast.unparse(call)}'
+
+
+def top_level_imports(path):
+    """The modules ``path`` imports outside its functions."""
+    tree = ast.parse(path.read_text(encoding='utf-8'), filename=str(path))
+    modules = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            modules.add(node.module)
+    return modules
+
+
+def test_launch_description_imports_launch_only_inside_functions():
+    """launch_description.py imports without launch: the argument parsing is testable anywhere."""
+    roots = {module.split('.')[0] for module in top_level_imports(MODULE)}
+    assert not roots & {'launch', 'launch_ros', 'ament_index_python'}, sorted(roots)
+
+
+def test_only_the_launch_files_import_launch_description():
+    """No module of the package imports acres_sim.ros.launch_description."""
+    importers = [str(path.relative_to(ROOT)) for path in (ROOT / PACKAGE).rglob('*.py')
+                 if path != MODULE and 'launch_description' in path.read_text(encoding='utf-8')]
+    assert not importers, f'only launch/*.launch.py may use it: {importers}'
+
+
+# --- launch arguments and their parsing: no launch needed --------------------
+
+def test_launch_arguments_are_declared_with_descriptions():
+    """The fixed rigs take the options, rig.launch.py also rig; each has a description."""
+    assert set(defaults('polaris')) == OPTION_ARGUMENTS
+    assert set(defaults()) == OPTION_ARGUMENTS | {'rig'}
+    assert defaults()['rig'] == 'polaris'
+    for argument in launch_arguments():
+        assert isinstance(argument.default, str), argument
+        assert argument.description.strip(), f'{argument.name} has no description'
+
+
+@pytest.mark.parametrize('rig', rig_names())
+def test_default_arguments_change_nothing(rig):
+    """Launching without arguments starts exactly rig_nodes(rig) with no options."""
+    assert rig_nodes(rig, options_from_launch_arguments(defaults(rig))) == rig_nodes(rig)
+
+
+def test_arguments_map_to_rig_options():
+    """Every launch argument reaches its RigOptions field or key, typed like --set."""
+    values = {
+        'seed': '7', 'noise': 'false', 'agents': '3', 'route': 'loop', 'use_sim_time': 'false',
+        'rtf': '0', 'duration': '12.5', 'cmd_vel_type': 'twist_stamped', 'publish_tf': 'false',
+        'start_timeout': '5', 'follow_route': 'false', 'wait_for_subscribers': '1',
+        'lookahead': '3', 'gnss': 'true', 'imu': 'false', 'ins': 'true', 'gnss_hz': '5',
+        'imu_hz': '100.0', 'delay': '0', 'gnss_start': 'cold', 'config': '/x/sensors.yaml',
+        'site': 'site.yaml', 'rig': 'ignored here'}
+    assert options_from_launch_arguments(values) == RigOptions(
+        seed=7, noise=False, agents=3, route='loop', rtf=0, duration_s=12.5,
+        use_sim_time=False,
+        overrides={'gnss.enabled': True, 'imu.enabled': False, 'ins.enabled': True,
+                   'gnss.hz': 5, 'imu.hz': 100.0, 'delay_s': 0, 'gnss.start': 'cold'},
+        config_file='/x/sensors.yaml', site_file='site.yaml',
+        sim={'cmd_vel.type': 'twist_stamped', 'publish_tf': False, 'start_timeout_s': 5,
+             'follow_route': False, 'start_subscribers': 1, 'lookahead_steps': 3})
+
+
+def test_empty_or_missing_arguments_are_not_given():
+    """'' (or blanks, or no value at all) leaves the rig and its files as they are."""
+    assert options_from_launch_arguments({}) == RigOptions()
+    assert options_from_launch_arguments({'seed': '', 'gnss_hz': '  ', 'config': ''}) \
+        == RigOptions()
+
+
+def test_text_arguments_stay_text():
+    """Choices, routes and files are not read as YAML ('on' is no boolean, '~' is home)."""
+    options = options_from_launch_arguments({'gnss_start': 'on', 'route': '1',
+                                             'config': '~/sensors.yaml'})
+    assert options.overrides == {'gnss.start': 'on'}
+    assert options.route == '1'
+    assert options.config_file == str(Path.home() / 'sensors.yaml')
+
+
+@pytest.mark.parametrize('values, message', [
+    ({'use_sim_time': 'maybe'}, "use_sim_time:='maybe': allowed: true or false"),
+    ({'seed': '[1,'}, "seed:='[1,': not a value"),
+    ({'seed': '-1'}, 'seed = -1'),
+    ({'agents': '0'}, 'agents = 0: allowed 1 to 100'),
+    ({'gnss_hz': 'abc'}, "gnss.hz = 'abc'"),
+    ({'imu': 'maybe'}, "imu.enabled = 'maybe'"),
+    ({'rtf': '-1'}, 'rtf = -1'),
+    ({'cmd_vel_type': 'stamped'}, "cmd_vel.type = 'stamped'"),
+    ({'gnss_start': 'warm'}, "gnss.start = 'warm'"),
+    ({'route': 'nowhere'}, "unknown route 'nowhere'"),
+    ({'config': '/no/such/sensors.yaml'}, '/no/such/sensors.yaml'),
+])
+def test_bad_arguments_raise_one_line_config_error(values, message):
+    """A wrong argument value ends in a one-line ConfigError that names it."""
+    with pytest.raises(ConfigError) as caught:
+        rig_nodes('polaris', options_from_launch_arguments(values))
+    text = str(caught.value)
+    assert message in text and '\n' not in text, text
+
+
+# --- launch introspection: needs launch and launch_ros -----------------------
 
 def import_launch():
-    """launch, launch_ros and ament_index_python, or skip the test saying which is missing."""
+    """Skip the test unless launch and launch_ros are installed, saying which is missing."""
     why = ('{} is not installed: it comes with a ROS 2 distribution (apt ros-jazzy-{}), '
            'not with the pip wheels of `make setup`')
-    pytest.importorskip('ament_index_python.packages',
-                        reason=why.format('ament_index_python', 'ament-index-python'))
     launch = pytest.importorskip('launch', reason=why.format('launch', 'launch'))
     if not hasattr(launch, 'LaunchDescription'):
         # From the repository root, the folder launch/ imports as a namespace package.
@@ -130,117 +254,108 @@ def import_launch():
     pytest.importorskip('launch_ros', reason=why.format('launch_ros', 'launch-ros'))
 
 
-def installed_share():
-    """<prefix>/share/acres_sim from the ament index, or skip the test."""
-    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-
-    try:
-        return Path(get_package_share_directory(PACKAGE))
-    except PackageNotFoundError:
-        pytest.skip('acres_sim is not in the ament index (AMENT_PREFIX_PATH): the launch files '
-                    'need an installed tree, e.g. `colcon build` and `source install/setup.bash` '
-                    '(an editable pip install does not register the package)')
-
-
-def load_launch_description(rig):
-    """The LaunchDescription of launch/<rig>.launch.py, loaded the way `ros2 launch` does.
+def load_launch_description(name):
+    """The LaunchDescription of launch/<name>.launch.py, loaded the way `ros2 launch` does.
 
     (PythonLaunchDescriptionSource.try_get_launch_description_without_context
     would turn a failing launch file into None; this raises the real error.)
     """
     from launch.launch_description_sources import get_launch_description_from_python_launch_file
 
-    return get_launch_description_from_python_launch_file(str(launch_file(rig)))
+    return get_launch_description_from_python_launch_file(str(launch_file(name)))
 
 
-def walk_entities(entities):
-    """The given launch entities and all their sub-entities, depth first."""
-    for entity in entities:
-        yield entity
-        yield from walk_entities(entity.describe_sub_entities())
-
-
-def node_actions(description):
-    """The launch_ros Node actions of ``description``."""
-    from launch_ros.actions import Node
-
-    return [entity for entity in walk_entities(description.entities) if isinstance(entity, Node)]
-
-
-def node_parameters(node):
-    """The normalized ``parameters`` list a launch_ros Node was given.
-
-    launch_ros (0.26, Jazzy) has no public accessor for it before the node runs.
-    """
-    try:
-        return node._Node__parameters
-    except AttributeError:
-        pytest.fail('launch_ros.actions.Node no longer has _Node__parameters: update this test')
-
-
-def evaluated_parameters(node, launch_arguments):
-    """The node's parameters with the launch arguments applied: (file paths, {name: value})."""
+def launched_nodes(name, arguments):
+    """The Node actions launch/<name>.launch.py makes for ``arguments`` (strings by
+    name, on top of the defaults), and the LaunchContext they were made in."""
     from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+    from launch.utilities import perform_substitutions
+
+    description = load_launch_description(name)
+    context = LaunchContext()
+    for action in description.entities:
+        if isinstance(action, DeclareLaunchArgument):
+            context.launch_configurations[action.name] = \
+                perform_substitutions(context, action.default_value)
+    context.launch_configurations.update(arguments)
+    functions = [e for e in description.entities if isinstance(e, OpaqueFunction)]
+    assert len(functions) == 1, f'{name}.launch.py: {len(functions)} OpaqueFunctions'
+    return functions[0].execute(context), context
+
+
+def evaluated_parameters(node, context):
+    """The parameters of a launch_ros Node as launch_ros hands them over: {name: value},
+    lists as lists.  (launch_ros 0.26 has no public accessor before the node runs.)"""
     from launch_ros.utilities import evaluate_parameters
 
-    context = LaunchContext()
-    context.launch_configurations.update(launch_arguments)
-    files, values = [], {}
-    for item in evaluate_parameters(context, node_parameters(node)):
-        if isinstance(item, dict):
-            values.update(item)
-        else:
-            files.append(Path(item))
-    return files, values
+    try:
+        parameters = node._Node__parameters
+    except AttributeError:
+        pytest.fail('launch_ros.actions.Node no longer has _Node__parameters: update this test')
+    values = {}
+    for item in evaluate_parameters(context, parameters):
+        assert isinstance(item, dict), f'a parameter file, not values: {item}'
+        values.update(item)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
 
-@pytest.mark.parametrize('rig', sorted(RIGS))
-def test_rig_launch_description(rig):
-    """<rig>.launch.py declares its arguments and three nodes fed the packaged parameter files."""
+@pytest.mark.parametrize('name', [*FIXED_RIGS, RIG_FILE])
+def test_launched_arguments_are_declared(name):
+    """Each launch file declares launch_arguments() with their defaults and descriptions."""
     import_launch()
-    share = installed_share()
+    from launch import LaunchContext
     from launch.actions import DeclareLaunchArgument
     from launch.utilities import perform_substitutions
-    from launch import LaunchContext
 
-    description = load_launch_description(rig)
-
-    declared = [action for action in walk_entities(description.entities)
+    declared = [action for action in load_launch_description(name).entities
                 if isinstance(action, DeclareLaunchArgument)]
-    names = [action.name for action in declared]
-    assert sorted(names) == sorted(ARGUMENTS), f'declared launch arguments: {names}'
-    defaults = {action.name: perform_substitutions(LaunchContext(), action.default_value)
-                for action in declared}
-    assert defaults == ARGUMENTS
-    assert all(action.description for action in declared), \
-        'every launch argument needs a description'
+    rig = None if name == RIG_FILE else name
+    assert {a.name: perform_substitutions(LaunchContext(), a.default_value)
+            for a in declared} == defaults(rig)
+    assert {a.name: a.description for a in declared} == \
+        {a.name: a.description for a in launch_arguments(rig)}
 
-    nodes = node_actions(description)
-    assert [node.node_executable for node in nodes] == list(NODES)
-    assert {node.node_package for node in nodes} == {PACKAGE}
 
-    config = share / 'config'
-    expected_files = [config / name for name in parameter_files(rig)]
-    for path in expected_files:
-        assert path.is_file(), f'{path} is missing from the installed share directory'
-        document = yaml.safe_load(path.read_text(encoding='utf-8'))
-        assert isinstance(document.get('/**', {}).get('ros__parameters'), dict), \
-            f'{path.name} is not a ROS 2 parameter file for all nodes (/**: ros__parameters:)'
-    sensors = yaml.safe_load((config / 'sensors.yaml').read_text(encoding='utf-8'))
-    assert str(sensors['/**']['ros__parameters']['seed']) == ARGUMENTS['seed'], \
-        "the seed argument's default differs from sensors.yaml " \
-        '(launch and `ros2 run` would differ)'
+@pytest.mark.parametrize('name, arguments, rig', [
+    ('polaris', {}, 'polaris'),
+    ('maxxum', {'seed': '7', 'noise': 'false', 'gnss_hz': '5'}, 'maxxum'),
+    (RIG_FILE, {}, 'polaris'),
+    (RIG_FILE, {'rig': 'mixed', 'rtf': '0', 'duration': '3'}, 'mixed'),
+    (RIG_FILE, {'agents': '3', 'imu': 'false', 'use_sim_time': 'false'}, 'polaris'),
+])
+def test_launched_nodes_are_rig_nodes(name, arguments, rig):
+    """The Node actions are rig_nodes' list: executable, name, namespace, parameters
+    (value and type, after launch_ros's own evaluation); the sim node's exit shuts down."""
+    import_launch()
+    from launch.actions import Shutdown
 
-    for node in nodes:
-        files, values = evaluated_parameters(node, ARGUMENTS)
-        assert files == expected_files, f'{node.node_executable}: parameter files {files}'
-        assert values == {'use_sim_time': True, 'seed': 42, 'noise': True}, \
-            f'{node.node_executable}: parameters from the launch arguments {values}'
+    nodes, context = launched_nodes(name, arguments)
+    options = {k: v for k, v in arguments.items() if k != 'rig'}
+    specs = rig_nodes(rig, options_from_launch_arguments(options))
+    assert [(n.node_package, n.node_executable) for n in nodes] == \
+        [(PACKAGE, s.executable) for s in specs]
+    for node, spec in zip(nodes, specs):
+        assert (node._Node__node_name, node._Node__node_namespace) == \
+            (spec.name, spec.namespace or None)
+        values = evaluated_parameters(node, context)
+        assert values == spec.parameters, f'{spec.full_name}: parameters differ'
+        assert {k: type(v) for k, v in values.items()} == \
+            {k: type(v) for k, v in spec.parameters.items()}, f'{spec.full_name}: types differ'
+    # launch 3.4 (Jazzy) keeps on_exit in ExecuteLocal, without a public accessor.
+    assert isinstance(getattr(nodes[0], '_ExecuteLocal__on_exit', None), Shutdown), \
+        'the sim node\'s exit must shut the launch down'
+    assert all(getattr(node, '_ExecuteLocal__on_exit', None) is None for node in nodes[1:])
 
-        files, values = evaluated_parameters(
-            node, {**ARGUMENTS, 'use_sim_time': 'false', 'seed': '7', 'noise': 'false'})
-        assert values == {'use_sim_time': False, 'seed': 7, 'noise': False}, \
-            f'{node.node_executable}: the launch arguments do not reach the parameters: {values}'
+
+def test_launched_bad_argument_raises_config_error():
+    """A wrong argument: the OpaqueFunction raises the ConfigError, which launch prints
+    in one line ("Caught exception in launch ...") and exits with status 1."""
+    import_launch()
+    with pytest.raises(ConfigError, match='agents = 0: allowed 1 to 100'):
+        launched_nodes('polaris', {'agents': '0'})
+    with pytest.raises(ConfigError, match="unknown rig 'nowhere'"):
+        launched_nodes(RIG_FILE, {'rig': 'nowhere'})
 
 
 # --- a real launch: needs the launch_pytest plugin ---------------------------
@@ -271,69 +386,97 @@ def launch_pytest_unavailable():
 
 LAUNCH_PYTEST_UNAVAILABLE = launch_pytest_unavailable()
 
+# (launch file, its arguments besides RUN_ARGUMENTS, the rig it starts)
+LAUNCH_CASES = [('polaris', {}, 'polaris'), ('maxxum', {}, 'maxxum'),
+                (RIG_FILE, {'rig': 'maxxum', 'agents': '2'}, 'maxxum')]
+# A short run that ends by itself: one simulated second, as fast as the nodes go.
+RUN_ARGUMENTS = {'duration': '1', 'rtf': '0', 'seed': '7', 'noise': 'false'}
+
+
+def installed_prefix():
+    """The install prefix of acres_sim from the ament index, or skip the test."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        return Path(get_package_prefix(PACKAGE))
+    except PackageNotFoundError:
+        pytest.skip('acres_sim is not in the ament index (AMENT_PREFIX_PATH): launch_ros '
+                    'needs an installed tree, e.g. `colcon build` and `source '
+                    'install/setup.bash` (an editable pip install does not register the package)')
+
+
+def full_name(cmd):
+    """/<namespace>/<name> of a node from its command line's remappings."""
+    remaps = dict(arg.split(':=', 1) for arg in cmd if arg.startswith('__'))
+    namespace = remaps.get('__ns', '/').rstrip('/')
+    return f'{namespace}/{remaps["__node"]}'
+
+
 if LAUNCH_PYTEST_UNAVAILABLE is None:
     import launch
-    from launch.actions import IncludeLaunchDescription
+    from launch.actions import IncludeLaunchDescription, RegisterEventHandler
+    from launch.event_handlers import OnProcessExit, OnProcessStart
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
     import launch_pytest
 
-    @pytest.fixture(params=sorted(RIGS))
-    def rig_under_launch(request, ros_domain_id):
-        """(rig, share dir, its Node actions, the LaunchDescription), on this test's DDS domain."""
+    @pytest.fixture(params=LAUNCH_CASES, ids=lambda case: f'{case[0]}{case[1] or ""}')
+    def rig_case(request, ros_domain_id):
+        """(launch file name, arguments, rig, events seen), on this test's DDS domain."""
         import_launch()
-        share = installed_share()
-        description = load_launch_description(request.param)
-        return request.param, share, node_actions(description), description
+        name, arguments, rig = request.param
+        return name, {**arguments, **RUN_ARGUMENTS}, rig, {'started': [], 'exited': []}
 
     @launch_pytest.fixture
-    def rig_launch(rig_under_launch):
-        """The rig's launch file with namespace:=launch_test seed:=7 noise:=false."""
-        _rig, _share, _nodes, description = rig_under_launch
+    def rig_launch(rig_case):
+        """The rig's launch file with RUN_ARGUMENTS, recording every process start and exit."""
+        name, arguments, _rig, events = rig_case
         return launch.LaunchDescription([
-            IncludeLaunchDescription(
-                launch.LaunchDescriptionSource(description),
-                launch_arguments=[('namespace', 'launch_test'), ('seed', '7'),
-                                  ('noise', 'false')]),
+            RegisterEventHandler(OnProcessStart(
+                on_start=lambda event, _context: events['started'].append(event))),
+            RegisterEventHandler(OnProcessExit(
+                on_exit=lambda event, _context: events['exited'].append(event))),
+            IncludeLaunchDescription(PythonLaunchDescriptionSource(str(launch_file(name))),
+                                     launch_arguments=list(arguments.items())),
             launch_pytest.actions.ReadyToTest(),
         ])
 
     @pytest.mark.launch(fixture=rig_launch)
-    def test_rig_runs_under_launch_pytest(rig_under_launch, ros_domain_id):
-        """Launch finds the three executables and passes them the parameter files.
-
-        The nodes need not stay up (today they are stubs that exit 1): the test
-        checks how launch started them, not what they do.
-        """
-        rig, share, nodes, _description = rig_under_launch
-        deadline = time.monotonic() + START_TIMEOUT
-        while (time.monotonic() < deadline
-               and not all('pid' in (node.process_details or {}) for node in nodes)):
+    def test_rig_runs_under_launch_pytest(rig_case, ros_domain_id):
+        """launch starts rig_nodes' list from <prefix>/lib/acres_sim with their parameters,
+        on loopback, and ends when the sim node ends (every node exiting cleanly)."""
+        name, arguments, rig, events = rig_case
+        prefix = installed_prefix()
+        options = {k: v for k, v in arguments.items() if k != 'rig'}
+        specs = {s.full_name: s for s in rig_nodes(rig, options_from_launch_arguments(options))}
+        deadline = time.monotonic() + START_TIMEOUT + RUN_TIMEOUT
+        while time.monotonic() < deadline and len(events['exited']) < len(specs):
             time.sleep(0.1)
         yield
-        # After shutdown: what launch did is kept in each action's process_details.
-        details = [node.process_details or {} for node in nodes]
-        # launch_ros leaves the parameter file it writes for the arguments in /tmp.
-        temporary_files = [Path(d['cmd'][-1]) for d in details
-                           if 'cmd' in d and Path(d['cmd'][-1]).name.startswith('launch_params_')]
+        # launch_ros leaves the parameter files it writes in /tmp.
+        files = [Path(e.cmd[e.cmd.index('--params-file') + 1]) for e in events['started']
+                 if '--params-file' in e.cmd]
         try:
-            prefix = share.parents[1]
-            expected_files = [str(share / 'config' / name) for name in parameter_files(rig)]
-            for executable, detail in zip(NODES, details):
-                assert 'pid' in detail, f'{executable} was not started within {START_TIMEOUT} s'
-                cmd = detail['cmd']
-                assert cmd[0] == str(prefix / 'lib' / PACKAGE / executable), cmd[0]
-                assert f'__node:={executable}' in cmd and '__ns:=/launch_test' in cmd, cmd
-                files = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == '--params-file']
-                assert files[:3] == expected_files, files
-                assert len(files) == 4, \
-                    f'launch_ros should add one file for the arguments: {files}'
-                written = yaml.safe_load(Path(files[3]).read_text(encoding='utf-8'))
-                assert written == {f'/launch_test/{executable}': {'ros__parameters': {
-                    'use_sim_time': True, 'seed': 7, 'noise': False}}}, written
-                environment = detail['env']
-                assert environment.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST'
-                assert environment.get('ROS_DOMAIN_ID') == str(ros_domain_id)
+            started = {full_name(e.cmd): e for e in events['started']}
+            assert set(started) == set(specs), f'{name}: started {sorted(started)}'
+            for node_name, event in started.items():
+                spec = specs[node_name]
+                assert event.cmd[0] == str(prefix / 'lib' / PACKAGE / spec.executable)
+                assert event.cmd.count('--params-file') == 1, event.cmd
+                path = Path(event.cmd[event.cmd.index('--params-file') + 1])
+                # launch_ros writes lists as !!python/tuple, which safe_load refuses.
+                written = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.FullLoader)
+                # Keyed by the node's full name, or '/**' when the namespace is not given.
+                (target, document), = written.items()
+                assert target in (node_name, '/**'), target
+                parameters = {k: list(v) if isinstance(v, tuple) else v
+                              for k, v in document['ros__parameters'].items()}
+                assert parameters == spec.parameters, f'{node_name}: parameter file differs'
+                assert event.env.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST'
+                assert event.env.get('ROS_DOMAIN_ID') == str(ros_domain_id)
+            codes = {full_name(e.cmd): e.returncode for e in events['exited']}
+            assert codes == {node_name: 0 for node_name in specs}, f'exit codes: {codes}'
         finally:
-            for path in temporary_files:
+            for path in files:
                 path.unlink(missing_ok=True)
 else:
     def test_rig_runs_under_launch_pytest():

@@ -92,7 +92,11 @@ def test_live_rig_equals_the_headless_recorder(ros_context, ros_child, tmp_path)
     live['/diagnostics'] = receiver_statuses(live['/diagnostics'])
     assert set(bag) == set(live)
     for topic in sorted(bag):
-        assert len(live[topic]) == len(bag[topic]), topic
+        if len(live[topic]) != len(bag[topic]):
+            got = {bytes(m[:len(m) - 3]) for m in live[topic]}
+            missing = [i for i, m in enumerate(bag[topic]) if bytes(m[:len(m) - 3]) not in got]
+            pytest.fail(f'{topic}: {len(live[topic])} messages live, {len(bag[topic])} in the '
+                        f'bag; missing live: {missing[:5]} ... {missing[-5:]}')
         first_difference = next((i for i, (a, b) in enumerate(zip(live[topic], bag[topic]))
                                  if not same_cdr(a, b)), None)
         if first_difference is not None:

@@ -1,6 +1,8 @@
 """acres_sim.rig: rig files -> the node list of the launch files and `acres-sim up`,
 and the parameter files `acres-sim up` writes for it."""
 
+from pathlib import Path
+
 import yaml
 import pytest
 
@@ -91,6 +93,10 @@ def test_options_reach_the_nodes():
     sim, gnss = (n.parameters for n in nodes)
     assert (sim['rtf'], sim['duration_s'], sim['cmd_vel.type']) == (0.0, 30.0, 'twist_stamped')
     assert sim['output_depth'] == gnss['output_depth'] == 1200    # rtf 0: deep histories
+    profile = Path(nodes[0].env['FASTRTPS_DEFAULT_PROFILES_FILE'])
+    assert profile.is_file() and all(n.env == nodes[0].env for n in nodes)
+    assert 'heartbeatPeriod' in profile.read_text()
+    assert rig_nodes('maxxum')[0].env == {}                       # only at rtf 0
     assert sim['agents.agent0.route'] == 'loop'
     assert gnss['gnss.hz'] == 5.0 and gnss['noise'] is False and gnss['use_sim_time'] is False
     assert gnss['gnss.corrections.outages_s'] == ['10.0:20.0']
@@ -156,6 +162,14 @@ def test_vehicles_of_a_rig_share_the_world(tmp_path):
          'sensors': {'ins': {'utm_zone': 17}}}]}))
     with pytest.raises(ConfigError, match="ins.utm_zone = 17 for vehicle b but 16 for a"):
         rig_nodes(str(path))
+
+
+def test_a_profile_of_the_users_own_is_kept():
+    from acres_sim.rig import fast_repair_environment
+
+    assert fast_repair_environment({'FASTRTPS_DEFAULT_PROFILES_FILE': '/mine.xml'}) == {}
+    assert fast_repair_environment({'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}) == {}
+    assert fast_repair_environment({}) != {}
 
 
 def test_unknown_rig():

@@ -90,6 +90,10 @@ SIM_PARAMS = (
     OUTPUT_DEPTH,
     NodeParam('rtf', 'float', 1.0, 'Real-time factor of the simulation: 1 is real time, '
               '2 twice as fast; 0 runs as fast as the sensor nodes keep up.', low=0.0, high=1000.0),
+    NodeParam('lookahead_steps', 'int', 6, 'At rtf > 0: physics steps computed at a time, '
+              'ahead of their time, each published at its own time (a cmd_vel takes effect at '
+              'the next block; 1: every step computed at its time, costing more CPU).',
+              low=1, high=120),
     NodeParam('duration_s', 'float', 0.0, 'Simulated time after which the sim node stops '
               '(0: run until stopped).', 's', low=0.0),
     NodeParam('start_timeout_s', 'float', 30.0, 'At the start, wait this long (wall time) at '

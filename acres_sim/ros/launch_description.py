@@ -48,7 +48,10 @@ SIM_ARGUMENTS = {
     'duration': 'duration_s',
     'cmd_vel_type': 'cmd_vel.type',
     'publish_tf': 'publish_tf',
+    'follow_route': 'follow_route',
     'start_timeout': 'start_timeout_s',
+    'wait_for_subscribers': 'start_subscribers',
+    'lookahead': 'lookahead_steps',
 }
 
 
@@ -62,6 +65,7 @@ class Argument:
 
 
 def _sim_param(name):
+    """The NodeParam of sim node parameter ``name``."""
     return next(p for p in SIM_PARAMS if p.name == name)
 
 
@@ -75,12 +79,14 @@ def _text(value):
 
 
 def _sim_argument(name):
+    """A sim node parameter's argument: its default and description from SIM_PARAMS."""
     p = _sim_param(SIM_ARGUMENTS[name])
     return Argument(name, _text(p.default), f'Sim node parameter {p.name}: {p.description} '
                                             f'Allowed: {p.allowed()}.')
 
 
 def _sensor_argument(name, sensor_key):
+    """A sensor key's argument, empty by default; its description from the schema."""
     k = key(sensor_key)
     return Argument(name, '', f'Key {k.name}: {k.description} Allowed: {k.allowed()}. '
                               'Empty: as configured.')
@@ -102,7 +108,8 @@ def launch_arguments(rig=None):
                                'vehicles.'),
         Argument('route', '', 'Route of every vehicle: a packaged route (acre_demo, field, '
                               "figure8, loop) or a route file. Empty: each vehicle's own."),
-        Argument('use_sim_time', 'true', 'The nodes follow /clock of the sim node.'),
+        Argument('use_sim_time', 'true', 'The GNSS and IMU nodes follow /clock of the sim node '
+                                         '(the sim node is the clock).'),
         *(_sim_argument(name) for name in SIM_ARGUMENTS),
         *(_sensor_argument(name, k) for name, k in SENSOR_ARGUMENTS.items()),
         Argument('config', '', 'Sensor configuration file instead of the packaged '
@@ -120,23 +127,24 @@ def _parse(name, text):
                           '(true, false, a number or a word)') from None
 
 
-def _path(text):
-    return os.path.expanduser(text)
-
-
 def options_from_launch_arguments(values):
     """RigOptions from launch argument values, strings by name (see
     :func:`launch_arguments`); a missing or empty value is not given.
 
-    Numbers and true/false are read as YAML; choices, routes and files stay
-    text.  Only use_sim_time is checked here: rig_nodes and the configuration
-    check every other value and raise a ConfigError naming it.
+    Numbers and true/false are read as YAML; choices stay text, routes and
+    files too (with ~ expanded).  Only use_sim_time is checked here: rig_nodes
+    and the configuration check every other value, with a ConfigError naming it.
     """
-    given = {name: str(values[name]).strip() for name in values
-             if str(values[name]).strip()}
+    given = {name: str(text).strip() for name, text in values.items() if str(text).strip()}
 
-    def value(name):
-        return _parse(name, given[name]) if name in given else None
+    def value(name, kind=None):
+        """The argument's value: None if not given; text for str kinds, else YAML."""
+        if name not in given:
+            return None
+        return given[name] if kind == 'str' else _parse(name, given[name])
+
+    def path(name):
+        return os.path.expanduser(given[name]) if name in given else None
 
     use_sim_time = value('use_sim_time')
     if use_sim_time is None:
@@ -144,23 +152,14 @@ def options_from_launch_arguments(values):
     elif not isinstance(use_sim_time, bool):
         raise ConfigError(f'launch argument use_sim_time:={given["use_sim_time"]!r}: '
                           'allowed: true or false')
-    overrides = {}
-    for name, sensor_key in SENSOR_ARGUMENTS.items():
-        if name in given:
-            overrides[sensor_key] = given[name] if key(sensor_key).kind == 'str' \
-                else value(name)
-    sim = {}
-    for name in ('cmd_vel_type', 'publish_tf', 'start_timeout'):
-        if name in given:
-            parameter = _sim_param(SIM_ARGUMENTS[name])
-            sim[parameter.name] = given[name] if parameter.kind == 'str' else value(name)
-    return RigOptions(
-        seed=value('seed'), noise=value('noise'), agents=value('agents'),
-        route=given.get('route'), rtf=value('rtf'), duration_s=value('duration'),
-        use_sim_time=use_sim_time, overrides=overrides,
-        config_file=_path(given['config']) if 'config' in given else None,
-        site_file=_path(given['site']) if 'site' in given else None,
-        sim=sim)
+    overrides = {k: value(name, key(k).kind) for name, k in SENSOR_ARGUMENTS.items()
+                 if name in given}
+    sim = {SIM_ARGUMENTS[name]: value(name, _sim_param(SIM_ARGUMENTS[name]).kind)
+           for name in SIM_ARGUMENTS if name not in ('rtf', 'duration') and name in given}
+    return RigOptions(seed=value('seed'), noise=value('noise'), agents=value('agents'),
+                      route=path('route'), rtf=value('rtf'), duration_s=value('duration'),
+                      use_sim_time=use_sim_time, overrides=overrides,
+                      config_file=path('config'), site_file=path('site'), sim=sim)
 
 
 def rig_launch_description(rig=None):
@@ -183,7 +182,7 @@ def launch_nodes(context, rig=None):
 
     values = {a.name: LaunchConfiguration(a.name, default='').perform(context)
               for a in launch_arguments(rig)}
-    rig = rig or _path(values.pop('rig').strip() or DEFAULT_RIG)
+    rig = rig or os.path.expanduser(values.pop('rig').strip() or DEFAULT_RIG)
     return [node_action(spec) for spec in rig_nodes(rig, options_from_launch_arguments(values))]
 
 
@@ -196,4 +195,5 @@ def node_action(spec):
     on_exit = Shutdown(reason='the sim node ended') if spec.executable == 'sim_node' else None
     return Node(package=PACKAGE, executable=spec.executable, name=spec.name,
                 namespace=spec.namespace or None, parameters=[spec.parameters],
-                remappings=list(spec.remappings), output='screen', on_exit=on_exit)
+                remappings=list(spec.remappings), additional_env=spec.env or None,
+                output='screen', on_exit=on_exit)

@@ -58,7 +58,7 @@ __all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'run_node', 'step_from
 PROGRESS_TOPIC = 'sim/sensor_progress'
 PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
-PROGRESS_IDLE_S = 0.05         # wall time: report progress when the truth pauses this long
+PROGRESS_IDLE_S = 0.2          # wall time: report progress when the truth pauses this long
 LOG_THROTTLE_S = 5.0
 
 
@@ -279,6 +279,7 @@ def run_node(node_class, args=None):
             node = node_class()
             executor = fast_executor()
             executor.add_node(node)
+            # (the EventsExecutor's own spin() keeps a core busy in rclpy 7.1)
             while not signals.stop.is_set() and rclpy.ok():
                 executor.spin_once(timeout_sec=0.1)
             node.flush()

@@ -11,13 +11,15 @@ Per step k (t = k / 120): ``/clock``; per vehicle its truth on ``sim/truth``;
 at an INS epoch the INS topics of the vehicle (spec's topic table) and TF
 utm -> base_footprint.  At the start: static TF of the mounts and utm -> map.
 
-Pacing: ``rtf`` > 0 holds step k to the wall time k / (120 rtf) after the
-start (late steps run at once, a few at a time, to catch up); ``rtf`` = 0 runs
+Pacing: ``rtf`` > 0 publishes step k at the wall time k / (120 rtf) after the
+start (late steps at once, to catch up), computing ``lookahead_steps`` steps
+at a time ahead of their time (a cmd_vel takes effect at the next such
+block: with 6 steps, within 50 ms at real time); ``rtf`` = 0 runs
 as fast as the sensor nodes keep up: they report their progress on
 ``sim/sensor_progress`` and the sim keeps at most :data:`AHEAD_STEPS` steps
 ahead of the slowest (a node that stops reporting and leaves the graph is
-no longer waited for).  Before step 0 the sim waits (``start_timeout_s``) for
-every vehicle's sensor nodes to subscribe, so they see the whole run.
+no longer waited for).  Before step 0 the sim waits (``start_timeout_s``) until
+every vehicle's sensor nodes are ready, so they see the whole run.
 
 ``cmd_vel`` (Twist or TwistStamped, ``cmd_vel.type``) overrides the route
 follower of its vehicle: non-finite commands are refused, others clamped to
@@ -26,7 +28,6 @@ the vehicle's limits (throttled warnings); a command older than
 """
 
 from collections import deque
-import math
 import sys
 import time
 
@@ -68,7 +69,6 @@ __all__ = ['SimNode', 'main']
 
 FOREVER_S = 2 * 365 * 86400.0   # duration_s 0: two years of steps (the INS year table's reach)
 AHEAD_STEPS = TRUTH_DEPTH // 2  # at rtf 0: how far the sim may run ahead of a sensor node
-CATCH_UP_STEPS = 12             # at most this many late steps per pass
 FAST_BLOCK_STEPS = 12           # steps per pass at rtf 0
 START_GRACE_S = 0.5             # start_subscribers met: this long for their side of the match
 FINISH_TIMEOUT_S = 30.0         # after the last step: wait this long at most for the sensors
@@ -164,7 +164,9 @@ class SimNode(Node):
                 Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS), handler))
         self._spun = 0.0
         self.last_steps = int(round(self.duration_s * PHYSICS_HZ)) if self.duration_s else None
-        self.step = 0
+        self.step = 0                 # the next step to compute
+        self.ahead = deque()          # computed steps not yet published: (k, messages, ins)
+        self.lookahead_steps = own['lookahead_steps']
         self.wall0 = None
         self.waited_s = 0.0           # at rtf 0: time spent waiting for the sensor nodes
         # at rtf > 0: wall time from each INS epoch's due time to its first message [s]
@@ -220,6 +222,10 @@ class SimNode(Node):
             return
         deadline = time.monotonic() + self.start_timeout_s
         missing = self._missing()
+        if missing:
+            self.get_logger().info(
+                f'waiting up to {self.start_timeout_s:g} s (start_timeout_s) for '
+                + ', '.join(f'{topic}: {want}' for topic, _n, want in missing))
         while missing and time.monotonic() < deadline and not stop.is_set():
             executor.spin_once(timeout_sec=0.02)
             self.poll_progress()
@@ -252,32 +258,32 @@ class SimNode(Node):
         """The loop, until ``duration_s`` or the event ``stop``."""
         self.publish_static_tf()
         self.wait_for_sensors(executor, stop)
-        pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'rtf {self.rtf:g}'
-        self.get_logger().info(f'running {len(self.agents)} vehicle(s) at {pace}, '
+        pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'at rtf {self.rtf:g}'
+        self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
                                + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped'))
-        self.wall0 = wall0 = time.monotonic()
+        self.wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
-            if self.last_steps is not None and self.step > self.last_steps:
-                self._wait_for_sensors_to_finish(executor, stop)
-                break
-            if self.rtf > 0.0:
-                n = self._pace(wall0, stop)
-            else:
-                self._hold_for_sensors(stop)
-                n = FAST_BLOCK_STEPS
-            self.poll_inputs(executor)
-            if self.last_steps is not None:
-                n = min(n, self.last_steps + 1 - self.step)
-            self._advance(n)
+            if not self.ahead:
+                if self.last_steps is not None and self.step > self.last_steps:
+                    self._wait_for_sensors_to_finish(stop)
+                    break
+                if self.rtf == 0.0:
+                    self._hold_for_sensors(stop)
+                self.poll_inputs(executor)
+                self._compute(FAST_BLOCK_STEPS if self.rtf == 0.0 else self.lookahead_steps)
+            if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], stop):
+                continue
+            self._publish_step(*self.ahead.popleft())
 
-    def _pace(self, wall0, stop):
-        """Wait for the wall time of the next step; the number of steps due now."""
+    def _wait_until_due(self, k, stop):
+        """At rtf > 0: sleep until the wall time of step k; False if stopped meanwhile."""
+        due = self.wall0 + k / (PHYSICS_HZ * self.rtf)
         while not stop.is_set():
-            lag = time.monotonic() - wall0 - self.step / (PHYSICS_HZ * self.rtf)
-            if lag >= 0.0:
-                return int(min(CATCH_UP_STEPS, 1 + math.floor(lag * PHYSICS_HZ * self.rtf)))
-            time.sleep(-lag)
-        return 1
+            early = due - time.monotonic()
+            if early <= 0.0:
+                return True
+            time.sleep(early)
+        return False
 
     def _hold_for_sensors(self, stop):
         """At rtf 0: wait while a sensor node that reports is AHEAD_STEPS behind."""
@@ -298,7 +304,7 @@ class SimNode(Node):
                         del self.progress[name]
                 waited_since = time.monotonic()
 
-    def _wait_for_sensors_to_finish(self, executor, stop):
+    def _wait_for_sensors_to_finish(self, stop):
         """After the last step: until every reporting sensor node took it."""
         last = self.step - 1
         deadline = time.monotonic() + FINISH_TIMEOUT_S
@@ -341,28 +347,44 @@ class SimNode(Node):
                 speed = yaw_rate = 0.0
             command[:] = (1.0, speed, yaw_rate)
 
-    def _advance(self, n):
-        """Run the next ``n`` steps of every vehicle and publish them in order."""
+    def _compute(self, n):
+        """Run the next ``n`` steps of every vehicle (fewer at the end of the
+        run) and queue each step's messages in ``ahead``, in publishing order."""
         k0 = self.step
+        if self.last_steps is not None:
+            n = min(n, self.last_steps + 1 - k0)
         self._commands()
         blocks = [agent.sim.advance(n)[0] for agent in self.agents]
         k1 = k0 + blocks[0].states.shape[0]
-        steps = np.arange(k0, k1)
-        t_ns = msg.ns_from_steps(steps, PHYSICS_HZ)
+        t_ns = msg.ns_from_steps(np.arange(k0, k1), PHYSICS_HZ)
         clock = self.agents[0].batches.clock(t_ns).messages()
         per_agent = [self._encode(agent, b, t_ns) for agent, b in zip(self.agents, blocks)]
-        paced = self.rtf > 0.0
         for j in range(k1 - k0):
-            self.clock_pub.publish(clock[j])
+            messages = [(self.clock_pub, clock[j])]
+            ins = []
             for agent, (truth, ins_at) in zip(self.agents, per_agent):
-                agent.truth_pub.publish(truth[j])
-                messages = ins_at.get(k0 + j, ())
-                if paced and messages:
-                    due = self.wall0 + (k0 + j) / (PHYSICS_HZ * self.rtf)
-                    self.ins_latency.append(time.monotonic() - due)
-                for pub, data in messages:
-                    pub.publish(data)
+                messages.append((agent.truth_pub, truth[j]))
+                ins.append(ins_at.get(k0 + j, ()))
+            self.ahead.append((k0 + j, messages, ins))
         self.step = k1
+
+    def _advance(self, n):
+        """Compute and publish the next ``n`` steps at once (tests, rtf 0)."""
+        self._compute(n)
+        while self.ahead:
+            self._publish_step(*self.ahead.popleft())
+
+    def _publish_step(self, k, messages, ins):
+        """Publish one step: /clock, each vehicle's truth, then each vehicle's INS
+        topics (timed at rtf > 0 from the step's due time to the first)."""
+        for pub, data in messages:
+            pub.publish(data)
+        for per_vehicle in ins:
+            if per_vehicle and self.rtf > 0.0:
+                due = self.wall0 + k / (PHYSICS_HZ * self.rtf)
+                self.ins_latency.append(time.monotonic() - due)
+            for pub, data in per_vehicle:
+                pub.publish(data)
 
     def summary(self):
         """One line on the run: simulated and wall time, and the INS latency."""
