@@ -132,6 +132,8 @@ def cmd_up(args):
         sim['publish_tf'] = False
     if args.parked:
         sim['follow_route'] = False
+    if args.cmd_vel_timeout is not None:
+        sim['cmd_vel.timeout_s'] = args.cmd_vel_timeout
     if args.start_timeout is not None:
         sim['start_timeout_s'] = args.start_timeout
     if args.wait_for_subscribers is not None:
@@ -292,6 +294,9 @@ def build_parser():
     up.add_argument('--route', metavar='NAME|FILE', help='route of every vehicle')
     up.add_argument('--cmd-vel-type', choices=['twist', 'twist_stamped'],
                     help='message type of cmd_vel (default twist)')
+    up.add_argument('--cmd-vel-timeout', type=float, metavar='S',
+                    help='a vehicle whose last cmd_vel is older than S (sim time) stops '
+                         '(default 0.5)')
     up.add_argument('--parked', action='store_true',
                     help='no route follower: the vehicles stay parked until their first cmd_vel')
     up.add_argument('--no-tf', action='store_true',

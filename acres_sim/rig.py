@@ -153,6 +153,8 @@ def _agent(entry, i, source):
     if vehicle not in VEHICLES:
         raise ConfigError(f'{where}: vehicle = {vehicle!r}; allowed: {" or ".join(VEHICLES)}')
     name = entry.get('name', f'agent{i}')
+    if name == 'names':    # agents.names is the sim node's list of the vehicles
+        raise ConfigError(f"{where}: name = 'names' is taken; choose another name")
     checks = (('name', name, _NAME, 'a letter, then letters, digits or _'),
               ('namespace', entry.get('namespace', ''), _NAMESPACE,
                'empty, or names of letters, digits and _ joined by /'),
@@ -217,6 +219,7 @@ def with_options(rig: Rig, options: RigOptions) -> Rig:
                 agent_index=first.agent_index + k) for k in range(n))
     if options.route:
         agents = tuple(replace(a, route=options.route) for a in agents)
+    _check_unique(agents, f'{rig.source or rig.name} with agents = {options.agents}')
     return replace(rig, agents=agents)
 
 

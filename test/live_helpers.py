@@ -96,6 +96,13 @@ class Probe:
         while time.monotonic() < end:
             rclpy.spin_once(self.node, timeout_sec=0.05)
 
+    def last(self, name, msg_type):
+        """The last message of ``name``, decoded, or None."""
+        from rclpy.serialization import deserialize_message
+
+        got = self.got[name]
+        return deserialize_message(got[-1], msg_type) if got else None
+
     def decoded(self, name, msg_type):
         from rclpy.serialization import deserialize_message
 

@@ -178,18 +178,21 @@ def test_a_pending_vehicle_reset_is_refused():
 
 def test_block_states_are_the_fleet_state_of_every_step():
     """Block.states holds each step's state as the fleet holds it (the state's own
-    quaternion, not one rebuilt from R): what the live sim sends its sensor nodes."""
+    quaternion, not one rebuilt from R): what the live sim sends its sensor nodes.
+    Every row of 13-step blocks equals the state before the step, taken step by step."""
+    steps = 700
     fleet, models, antenna, rates, site = _rig('polaris', 1)
-    sim = RigSimulation(fleet, *zip(*models), antenna, rates, 700, site)
-    seen = []
-    for _ in range(700 // 13 + 1):
-        before, k0 = fleet.states[0].copy(), sim.step
-        b = sim.advance(13)[0]
-        seen.append((before, b.states[0]))
-        assert b.states.shape == (min(13, 701 - k0), 13)
-    for before, first in seen:
-        assert np.array_equal(first, before[:13])    # p, q, v, w: the state's first 13
-    assert not np.array_equal(seen[0][0], seen[-1][0])     # it drove
+    sim = RigSimulation(fleet, *zip(*models), antenna, rates, steps, site)
+    blocked = np.concatenate([sim.advance(13)[0].states for _ in range(steps // 13 + 1)])
+    fleet, models, antenna, rates, site = _rig('polaris', 1)
+    single = RigSimulation(fleet, *zip(*models), antenna, rates, steps, site)
+    one_by_one = []
+    for _ in range(steps + 1):
+        one_by_one.append(fleet.states[0, :13].copy())     # p, q, v, w: the state's first 13
+        assert np.array_equal(single.advance(1)[0].states[0], one_by_one[-1])
+    assert blocked.shape == (steps + 1, 13)
+    assert np.array_equal(blocked, np.array(one_by_one))
+    assert not np.array_equal(blocked[0], blocked[-1])     # it drove
 
 
 def test_an_external_command_replaces_the_route_follower():

@@ -152,11 +152,18 @@ def test_up_publishes_every_topic_with_its_type_frames_rate_and_qos(ros_context,
 
     from acres_sim.config import load_config
 
-    seconds, rtf = 8, 2.0
+    seconds = 8
     node = rclpy.create_node(f'up_{rig}_probe')
-    probe = Probe(node, {t: message_type(m) for t, m in topics.items()}, transient={'/tf_static'})
-    child = ros_child(up_args('--rig', rig, '--duration', str(seconds), '--rtf', str(rtf),
+    # as fast as possible, every message from step 0: the sensor nodes' topics
+    # first, then the sim's (which it waits for)
+    probe = Probe(node, {t: message_type(topics[t]) for t in SENSOR_TOPICS},
+                  report_progress=True)
+    child = ros_child(up_args('--rig', rig, '--duration', str(seconds), '--rtf', '0',
                               '--wait-for-subscribers', '1'))
+    probe.spin_until(lambda: all(probe.publishers(t) for t in SENSOR_TOPICS), DISCOVERY_TIMEOUT,
+                     'the sensor nodes', child)
+    probe.add({t: message_type(m) for t, m in topics.items() if t not in SENSOR_TOPICS},
+              transient={'/tf_static'})
     probe.spin_until(lambda: all(probe.got[t] for t in topics if t != '/tf_static') and
                      probe.got['/tf_static'], DISCOVERY_TIMEOUT, 'a message on every topic', child)
     # types and QoS as the graph shows them
@@ -188,11 +195,6 @@ def test_up_publishes_every_topic_with_its_type_frames_rate_and_qos(ros_context,
     transforms = {t.child_frame_id for m in decoded['/tf_static'] for t in m.transforms}
     assert {'map', 'gnss_antenna', 'imu_link', 'oxts_link'} <= transforms
     assert {t.child_frame_id for m in decoded['/tf'] for t in m.transforms} == {'base_footprint'}
-    # /clock follows the wall clock at the rtf: paced, so not faster (the bound allows
-    # for a late first arrival), and not far slower on a loaded machine
-    clock_s = [stamp_s(m) for m in decoded['/clock']]
-    wall = probe.arrived['/clock']
-    assert rtf / 4 < (clock_s[-1] - clock_s[0]) / (wall[-1] - wall[0]) < 1.2 * rtf
 
 
 def agent_topic(k, name):
@@ -266,13 +268,16 @@ def test_cmd_vel_drives_the_vehicle_a_stale_or_nan_command_stops_it(ros_context,
     node = rclpy.create_node('cmd_vel_driver')
     probe = Probe(node, {'/clock': Clock, '/sim/ground_truth/odom': Odometry})
     commands = node.create_publisher(Twist, '/cmd_vel', 10)
-    child = ros_child(up_args('--rig', 'polaris', '--duration', '20', '--rtf', str(rtf)))
+    # a timeout of 2 s of sim time (1 s of wall time): the test's own pauses do not count
+    child = ros_child(up_args('--rig', 'polaris', '--duration', '24', '--rtf', str(rtf),
+                              '--cmd-vel-timeout', '2'))
 
     def sim_time():
-        return stamp_s(probe.decoded('/clock', Clock)[-1]) if probe.got['/clock'] else 0.0
+        clock = probe.last('/clock', Clock)
+        return stamp_s(clock) if clock is not None else 0.0
 
     def latest_twist():
-        m = probe.decoded('/sim/ground_truth/odom', Odometry)[-1]
+        m = probe.last('/sim/ground_truth/odom', Odometry)
         return m.twist.twist.linear.x, m.twist.twist.angular.z
 
     probe.spin_until(lambda: commands.get_subscription_count() > 0 and sim_time() > 0.5,
@@ -289,11 +294,11 @@ def test_cmd_vel_drives_the_vehicle_a_stale_or_nan_command_stops_it(ros_context,
     drive(2.0, 0.1, 4.5)       # still inside the route follower's 5 s hold: only cmd_vel moves it
     speed, yaw_rate = latest_twist()
     assert speed == pytest.approx(2.0, abs=0.25) and yaw_rate == pytest.approx(0.1, abs=0.03)
-    drive(math.nan, 0.0, 8.0)  # refused: the last good command goes stale, the vehicle stops
+    drive(math.nan, 0.0, 10.0)   # refused: the last good command goes stale, the vehicle stops
     assert abs(latest_twist()[0]) < 0.05
-    drive(1.0, 0.0, 11.0)
+    drive(1.0, 0.0, 14.0)
     assert latest_twist()[0] == pytest.approx(1.0, abs=0.2)
-    probe.spin_until(lambda: sim_time() > 14.0, 60, 'sim time 14 s', child)   # no commands
+    probe.spin_until(lambda: sim_time() > 19.0, 60, 'sim time 19 s', child)   # no commands
     assert abs(latest_twist()[0]) < 0.05
     code, output = run_until_exit(probe, child, 60)
     assert code == 0, output
@@ -313,7 +318,7 @@ def start_nodes(ros_child, folder, nodes):
     return {name: (command, ros_child(command)) for name, (command, _) in children.items()}
 
 
-def test_a_sensor_node_killed_and_restarted_resumes_the_sim_never_waits(ros_context, ros_child,
+def test_a_sensor_node_killed_and_restarted_resumes_the_sim_goes_on(ros_context, ros_child,
                                                                          tmp_path):
     import signal
 
@@ -331,7 +336,8 @@ def test_a_sensor_node_killed_and_restarted_resumes_the_sim_never_waits(ros_cont
     sim = nodes['sim_node'][1]
 
     def last(topic, kind):
-        return stamp_s(probe.decoded(topic, kind)[-1]) if probe.got[topic] else -1.0
+        message = probe.last(topic, kind)
+        return stamp_s(message) if message is not None else -1.0
 
     probe.spin_until(lambda: last('/imu/data_raw', Imu) > 5.0, DISCOVERY_TIMEOUT,
                      'IMU messages', sim)

@@ -115,6 +115,14 @@ def test_bad_options_are_one_config_error(options, message):
         rig_nodes('polaris', options)
 
 
+def test_agents_copies_that_would_clash_are_refused(tmp_path):
+    path = tmp_path / 'one.yaml'
+    path.write_text('vehicles: [{name: agent1, vehicle: polaris, namespace: agent1, '
+                    'frame_prefix: agent1/}]')
+    with pytest.raises(ConfigError, match='same name'):
+        rig_nodes(str(path), RigOptions(agents=3))
+
+
 def test_agents_of_a_several_vehicle_rig_are_refused():
     with pytest.raises(ConfigError, match='has 3 vehicles'):
         rig_nodes('mixed', RigOptions(agents=2))
@@ -131,6 +139,7 @@ def test_agents_of_a_several_vehicle_rig_are_refused():
     ('vehicles: [{vehicle: polaris, agent_index: -1}]', 'agent_index = -1'),
     ('vehicles: [{vehicle: polaris}, {vehicle: maxxum}]', 'same namespace'),
     ('wheels: 4\nvehicles: [{vehicle: polaris}]', "unknown entry 'wheels'"),
+    ('vehicles: [{vehicle: polaris, name: names}]', "name = 'names' is taken"),
 ])
 def test_bad_rig_files_name_the_entry(tmp_path, text, message):
     path = tmp_path / 'bad.yaml'

@@ -175,6 +175,7 @@ def test_a_message_of_another_vehicle_is_refused(ros_context, reference):
     ({'gnss.hz': 500.0}, r'gnss\.hz = 500\.0 .*out of range; allowed: .*120'),
     ({'gnss.hz': 'fast'}, r'gnss\.hz .*the wrong type'),
     ({'vehicle': 'tank'}, r"vehicle = 'tank' .*allowed: polaris or maxxum"),
+    ({'gnss.hzz': 5.0}, r"unknown parameter 'gnss\.hzz' for /gnss_node; did you mean 'gnss\.hz'"),
     ({'gnss.constellations.gps': False, 'gnss.constellations.galileo': False,
       'gnss.constellations.glonass': False}, 'all systems are off'),
 ])

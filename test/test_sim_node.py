@@ -77,3 +77,16 @@ def test_summary_names_the_run(ros_context):
         assert 'waiting for the sensor nodes' in node.summary()
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize('parameters, message', [
+    ({'agents.names': 5}, r'agents\.names = 5 .*the wrong type'),
+    ({'agents.agent0.gnss.hz': 500.0}, r'agents\.agent0\.gnss\.hz = 500\.0'),
+    ({'gnss.hz': 5.0}, r"unknown parameter 'gnss\.hz' for /sim_node"),
+    ({'rtf': -2.0}, r'rtf = -2\.0 .*out of range'),
+])
+def test_bad_parameters_are_one_config_error(ros_context, parameters, message):
+    from acres_sim.config import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        make_sim(**parameters)

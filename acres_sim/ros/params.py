@@ -7,6 +7,8 @@ choice -- ends as one :class:`ConfigError` naming the parameter, the value
 and what is allowed.
 """
 
+import difflib
+
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType)
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
@@ -17,7 +19,8 @@ from acres_sim.config import KEYS, ConfigError, resolve
 from acres_sim.config.node_params import check_param
 from acres_sim.rig import ros_parameter_value
 
-__all__ = ['declare_node_params', 'declare_sensor_keys', 'sensor_config']
+__all__ = ['check_unknown_parameters', 'declare_names', 'declare_node_params',
+           'declare_sensor_keys', 'sensor_config']
 
 _TYPES = {'bool': ParameterType.PARAMETER_BOOL, 'int': ParameterType.PARAMETER_INTEGER,
           'float': ParameterType.PARAMETER_DOUBLE, 'str': ParameterType.PARAMETER_STRING,
@@ -95,6 +98,34 @@ def declare_sensor_keys(node, defaults, prefix=''):
         value = _declare(node, prefix + k.name, k, default)
         values[k.name] = defaults[k.name] if value is None else value
     return values
+
+
+def declare_names(node, name, default, description):
+    """Declare a read-only string-array parameter; its value as a list of str."""
+    d = ParameterDescriptor(name=name, type=ParameterType.PARAMETER_STRING_ARRAY,
+                            description=description, read_only=True)
+    try:
+        return [str(v) for v in node.declare_parameter(name, default, d).value]
+    except InvalidParameterTypeException:
+        given = getattr(node, '_parameter_overrides', {}).get(name)
+        shown = repr(_plain(given.value)) if given is not None else '?'
+        raise ConfigError(f'{name} = {shown} (in the parameters of '
+                          f'{node.get_fully_qualified_name()}): the wrong type; allowed: a '
+                          'list of names') from None
+
+
+def check_unknown_parameters(node):
+    """A parameter given to ``node`` that it does not declare is a mistake
+    (a misspelt key would otherwise be ignored): ConfigError with the closest
+    declared name.  Parameters of ROS itself (use_sim_time, qos_overrides.*) pass."""
+    declared = set(node._parameters)
+    for name in sorted(getattr(node, '_parameter_overrides', {})):
+        if name in declared or name.startswith('qos_overrides.'):
+            continue
+        close = difflib.get_close_matches(name, declared, n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else ''
+        raise ConfigError(f"unknown parameter '{name}' for {node.get_fully_qualified_name()}"
+                          f'{hint}')
 
 
 def sensor_config(node, values, prefix=''):

@@ -47,7 +47,8 @@ from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
-from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
+from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
+                                  declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.topics import TRUTH_TOPIC
@@ -58,7 +59,7 @@ __all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'run_node', 'step_from
 PROGRESS_TOPIC = 'sim/sensor_progress'
 PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
-PROGRESS_IDLE_S = 0.2          # wall time: report progress when the truth pauses this long
+PROGRESS_IDLE_S = 0.2          # wall time: report progress this often besides every 12 steps
 LOG_THROTTLE_S = 5.0
 
 
@@ -117,8 +118,8 @@ class SensorNode(Node):
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
                                                      self.output_qos)
         self.build()
+        check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
-        self._progress_sent = None
         self.create_timer(PROGRESS_IDLE_S, self._report_progress,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         # Subscribed last: once the sim sees this subscription, the node is ready.
@@ -195,15 +196,14 @@ class SensorNode(Node):
 
     def _report_progress(self):
         """Tell the sim the last step taken (every PROGRESS_EVERY steps, and
-        when the truth has stopped coming for a moment); before the first
+        every PROGRESS_IDLE_S of wall time, so also after the truth stops); before the first
         truth, that the node is ready -- its side of the truth is matched --
         as a stamp of -1 s."""
         name = self.get_fully_qualified_name()
         if self.last_step is None:
             if self._truth_sub.get_publisher_count() > 0:
                 self._progress.publish(Header(stamp=Time(sec=-1), frame_id=name))
-        elif self.last_step != self._progress_sent:
-            self._progress_sent = self.last_step
+        else:   # also unchanged: a sim started again meanwhile hears of the node
             self._progress.publish(Header(stamp=_stamp(self.last_step), frame_id=name))
 
     def flush(self, timeout_s=2.0):

@@ -13,8 +13,9 @@ utm -> base_footprint.  At the start: static TF of the mounts and utm -> map.
 
 Pacing: ``rtf`` > 0 publishes step k at the wall time k / (120 rtf) after the
 start (late steps at once, to catch up), computing ``lookahead_steps`` steps
-at a time ahead of their time (a cmd_vel takes effect at the next such
-block: with 6 steps, within 50 ms at real time); ``rtf`` = 0 runs
+at a time ahead of their time (a cmd_vel is read at the start of the next
+such block: with 6 steps it shows within 8 steps, 67 ms at real time);
+``rtf`` = 0 runs
 as fast as the sensor nodes keep up: they report their progress on
 ``sim/sensor_progress`` and the sim keeps at most :data:`AHEAD_STEPS` steps
 ahead of the slowest (a node that stops reporting and leaves the graph is
@@ -57,7 +58,8 @@ from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
-from acres_sim.ros.params import declare_node_params, declare_sensor_keys, sensor_config
+from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
+                                  declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, StopSignals, step_from_stamp
 from acres_sim.ros.take import take_all
@@ -74,6 +76,7 @@ START_GRACE_S = 0.5             # start_subscribers met: this long for their sid
 FINISH_TIMEOUT_S = 30.0         # after the last step: wait this long at most for the sensors
 HOLD_SLEEP_S = 0.0005           # at rtf 0: poll the sensors' progress this often while waiting
 SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) this often
+STUCK_S = 10.0                  # a reporter whose step stays put this long is not waited for
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
 LATENCY_SAMPLES = 100_000       # INS latencies kept for the summary (the last ones)
@@ -141,8 +144,9 @@ class SimNode(Node):
         self.follow_route = own['follow_route']
         self.cmd_vel_timeout_steps = own['cmd_vel.timeout_s'] * PHYSICS_HZ
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
-        names = self.declare_parameter('agents.names', ['agent0']).value
-        names = list(names)
+        names = declare_names(self, 'agents.names', ['agent0'],
+                              'Names of the simulated vehicles; each has its parameters under '
+                              'agents.<name>.')
         if not names or len(set(names)) != len(names):
             raise ConfigError(f'agents.names = {names!r}: allowed a list of distinct names')
         self.agents = []
@@ -153,9 +157,10 @@ class SimNode(Node):
             values = declare_sensor_keys(self, defaults, prefix)
             config = sensor_config(self, values, prefix)
             self.agents.append(_Agent(self, name, agent_own, config))
+        check_unknown_parameters(self)
         self.clock_pub = self.create_publisher(Clock, '/clock', self.output_qos)
         self.tf = TfPublishers(self, own['output_depth'])
-        # node name -> (agent, last step taken (< 0: ready, none yet)); see sensor_node
+        # node name -> (agent, last step taken (< 0: ready, none yet), when it last moved)
         self.progress = {}
         self.progress_subs = []
         for agent in self.agents:
@@ -163,7 +168,8 @@ class SimNode(Node):
             self.progress_subs.append((self.create_subscription(
                 Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS), handler))
         self._spun = 0.0
-        self.last_steps = int(round(self.duration_s * PHYSICS_HZ)) if self.duration_s else None
+        # the last step: duration_s, or the reach of the INS year table (two years)
+        self.last_steps = int(round((self.duration_s or FOREVER_S) * PHYSICS_HZ))
         self.step = 0                 # the next step to compute
         self.ahead = deque()          # computed steps not yet published: (k, messages, ins)
         self.lookahead_steps = own['lookahead_steps']
@@ -185,7 +191,10 @@ class SimNode(Node):
         agent.command = (checked.speed_mps, checked.yaw_rate_radps, self.step)
 
     def _on_progress(self, agent, m):
-        self.progress[m.frame_id] = (agent, step_from_stamp(m.stamp.sec, m.stamp.nanosec))
+        k = step_from_stamp(m.stamp.sec, m.stamp.nanosec)
+        before = self.progress.get(m.frame_id)
+        moved = before is None or before[1] != k
+        self.progress[m.frame_id] = (agent, k, time.monotonic() if moved else before[2])
 
     def poll_inputs(self, executor):
         """Take every waiting cmd_vel and progress message (acres_sim.ros.take);
@@ -241,7 +250,7 @@ class SimNode(Node):
         """(topic, subscribers, wanted) of every topic short of subscribers."""
         missing = []
         for a in self.agents:
-            ready = sum(1 for agent, _k in self.progress.values() if agent is a)
+            ready = sum(1 for agent, _k, _t in self.progress.values() if agent is a)
             have = min(ready, a.truth_pub.get_subscription_count())
             if have < a.sensors_expected:
                 missing.append((f'{a.topic(TRUTH_TOPIC)} (sensor nodes ready)', have,
@@ -258,31 +267,38 @@ class SimNode(Node):
         """The loop, until ``duration_s`` or the event ``stop``."""
         self.publish_static_tf()
         self.wait_for_sensors(executor, stop)
+        if stop.is_set():
+            return
         pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'at rtf {self.rtf:g}'
         self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
                                + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped'))
         self.wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if not self.ahead:
-                if self.last_steps is not None and self.step > self.last_steps:
+                if self.step > self.last_steps:
                     self._wait_for_sensors_to_finish(stop)
                     break
                 if self.rtf == 0.0:
                     self._hold_for_sensors(stop)
                 self.poll_inputs(executor)
                 self._compute(FAST_BLOCK_STEPS if self.rtf == 0.0 else self.lookahead_steps)
-            if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], stop):
+            if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], executor, stop):
                 continue
             self._publish_step(*self.ahead.popleft())
 
-    def _wait_until_due(self, k, stop):
-        """At rtf > 0: sleep until the wall time of step k; False if stopped meanwhile."""
+    def _wait_until_due(self, k, executor, stop):
+        """At rtf > 0: sleep until the wall time of step k (in slices, serving
+        the inputs, when that is far); False if stopped meanwhile."""
         due = self.wall0 + k / (PHYSICS_HZ * self.rtf)
         while not stop.is_set():
             early = due - time.monotonic()
             if early <= 0.0:
                 return True
-            time.sleep(early)
+            if early > SERVICE_PERIOD_S:
+                stop.wait(SERVICE_PERIOD_S)
+                self.poll_inputs(executor)
+            else:
+                time.sleep(early)
         return False
 
     def _hold_for_sensors(self, stop):
@@ -290,30 +306,48 @@ class SimNode(Node):
         waited_since = time.monotonic()
         while not stop.is_set():
             self.poll_progress()
-            behind = [name for name, (_agent, k) in self.progress.items()
-                      if k < self.step - AHEAD_STEPS]
+            # a node that is only ready (k < 0) has had no truth yet: not waited for
+            behind = [name for name, (_agent, k, _t) in self.progress.items()
+                      if 0 <= k < self.step - AHEAD_STEPS]
             if not behind:
                 return
+            slept = time.monotonic()
             time.sleep(HOLD_SLEEP_S)
-            self.waited_s += HOLD_SLEEP_S
+            self.waited_s += time.monotonic() - slept
             if time.monotonic() - waited_since > STALL_CHECK_S:
-                present = self._sensor_nodes_present()
-                for name in behind:
-                    if name not in present:
-                        self.get_logger().warning(f'{name} left: not waiting for it any more')
-                        del self.progress[name]
+                self._forget_absent(behind)
                 waited_since = time.monotonic()
+
+    def _forget_absent(self, names):
+        """Stop waiting for those of ``names`` that have left the graph or have
+        not moved on for STUCK_S (the sim never waits for ever)."""
+        present = self._sensor_nodes_present()
+        now = time.monotonic()
+        for name in names:
+            if name not in present:
+                self.get_logger().warning(f'{name} left: not waiting for it any more')
+                del self.progress[name]
+            elif now - self.progress[name][2] > STUCK_S:
+                self.get_logger().warning(f'{name} has not moved on for {STUCK_S:g} s (at step '
+                                          f'{self.progress[name][1]}): not waiting for it any '
+                                          'more')
+                del self.progress[name]
 
     def _wait_for_sensors_to_finish(self, stop):
         """After the last step: until every reporting sensor node took it."""
         last = self.step - 1
         deadline = time.monotonic() + FINISH_TIMEOUT_S
+        checked = time.monotonic()
         while not stop.is_set() and time.monotonic() < deadline and rclpy.ok():
             self.poll_progress()
-            if all(k >= last for _agent, k in self.progress.values()):
+            behind = [name for name, (_agent, k, _t) in self.progress.items() if k < last]
+            if not behind:
                 return
+            if time.monotonic() - checked > STALL_CHECK_S:
+                self._forget_absent(behind)
+                checked = time.monotonic()
             time.sleep(HOLD_SLEEP_S)
-        behind = sorted(name for name, (_agent, k) in self.progress.items() if k < last)
+        behind = sorted(name for name, (_agent, k, _t) in self.progress.items() if k < last)
         if behind:
             self.get_logger().warning('stopping before ' + ', '.join(behind)
                                       + f' took the last step {last}')
@@ -332,7 +366,7 @@ class SimNode(Node):
         return {f'{ns.rstrip("/")}/{name}' for name, ns in self.get_node_names_and_namespaces()}
 
     def _commands(self):
-        for i, agent in enumerate(self.agents):
+        for agent in self.agents:
             command = agent.sim.commands[0]
             if agent.command is None:     # the route follower, or parked (1, 0, 0)
                 command[:] = (0.0, 0.0, 0.0) if self.follow_route else (1.0, 0.0, 0.0)
@@ -351,8 +385,7 @@ class SimNode(Node):
         """Run the next ``n`` steps of every vehicle (fewer at the end of the
         run) and queue each step's messages in ``ahead``, in publishing order."""
         k0 = self.step
-        if self.last_steps is not None:
-            n = min(n, self.last_steps + 1 - k0)
+        n = min(n, self.last_steps + 1 - k0)
         self._commands()
         blocks = [agent.sim.advance(n)[0] for agent in self.agents]
         k1 = k0 + blocks[0].states.shape[0]
@@ -369,7 +402,7 @@ class SimNode(Node):
         self.step = k1
 
     def _advance(self, n):
-        """Compute and publish the next ``n`` steps at once (tests, rtf 0)."""
+        """Compute and publish the next ``n`` steps at once (for tests)."""
         self._compute(n)
         while self.ahead:
             self._publish_step(*self.ahead.popleft())

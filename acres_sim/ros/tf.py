@@ -24,7 +24,9 @@ class TfPublishers:
         except ImportError:
             pass
         else:
-            self._broadcasters = (TransformBroadcaster(node), StaticTransformBroadcaster(node))
+            self._broadcasters = (
+                TransformBroadcaster(node, qos=with_depth(TF_QOS, max(depth, TF_QOS.depth))),
+                StaticTransformBroadcaster(node))
             self.dynamic, self.static = (b.pub_tf for b in self._broadcasters)
             self.via = 'tf2_ros'
             return
