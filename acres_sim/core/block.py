@@ -154,7 +154,7 @@ class Block(NamedTuple):
     gnss_k: np.ndarray
     gnss_antenna: np.ndarray   # (n, 3): true antenna position, grid ENU
     gnss: np.ndarray           # (n, receiver.RECORD_SIZE): the receiver's epoch records
-    states: np.ndarray = None  # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
+    states: np.ndarray         # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
 
 
 class RigSimulation:

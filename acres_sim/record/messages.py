@@ -30,6 +30,7 @@ __all__ = [
     'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
     'ins_velocity', 'navsat_fix_from_gnss_row', 'navsat_service', 'nmea_string', 'ns_from_seconds',
+    'ns_from_steps',
     'oxts_from_flu_quaternion', 'oxts_from_flu_vector', 'oxts_variances', 'stamp', 'tf_message',
     'transform_from_odometry', 'transform_stamped', 'utm_odometry',
 ]

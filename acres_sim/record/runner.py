@@ -54,7 +54,7 @@ from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_FRAME,
                               INS_TOPICS, OXTS_IMU_FRAME, lever_arm, mount_transforms, utm_to_map)
 
-__all__ = ['RecordRequest', 'record', 'DEFAULT_ROUTES']
+__all__ = ['RecordRequest', 'record']
 
 REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks

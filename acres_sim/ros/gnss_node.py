@@ -42,6 +42,10 @@ class GnssNode(SensorNode):
         self.receiver = GnssReceiver.from_config(c, scene=default_scene(), site=site,
                                                  agent_index=c['agent.index'])
         self.antenna_arm = np.ascontiguousarray(lever_arm(c, 'gnss.antenna_flu_m', self.vehicle))
+        # compile (or load) the receiver's kernels now, before the node is ready:
+        # a first epoch that compiles for seconds would fall behind the truth
+        self.receiver.epoch_records(np.zeros(1), np.zeros((1, 3)))
+        self.receiver.reset()
         self.due = Due(c['gnss.hz'])
         self.frame = self.frame_prefix + ANTENNA_FRAME
         self.status_name = f'{self.frame_prefix}gnss_receiver'

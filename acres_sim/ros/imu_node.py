@@ -16,7 +16,7 @@ from sensor_msgs.msg import Imu
 
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.schedule import Due
-from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.ros.sensor_node import SensorNode, run_node
@@ -38,6 +38,13 @@ class ImuNode(SensorNode):
                                         agent_index=c['agent.index'])
         self.due = Due(c['imu.hz'])
         self.frame = self.frame_prefix + IMU_FRAME
+        # compile (or load) the kernels now, before the node is ready (see gnss_node)
+        at_rest = Truth(step=0, p=np.zeros(3), R=np.eye(3), v=np.zeros(3), w=np.zeros(3),
+                        p_c=np.zeros(3))
+        for k in range(3):
+            self.imu.physics_step(at_rest._replace(step=k))
+        self.imu.sample(0.0)
+        self.imu.reset()
         batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
         self.message = OneMessage(batches, self.frame)
         self.pub = self.create_publisher(Imu, IMU_TOPIC, self.output_qos)

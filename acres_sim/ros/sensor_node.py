@@ -111,6 +111,8 @@ class SensorNode(Node):
         self._com = np.array([self.vehicle.com_x_m, self.vehicle.com_y_m, self.vehicle.com_z_m])
         self._layout = truth_layout(self.frame_prefix)
         self._stamp_at, self._pose_at, self._twist_at = truth_offsets(self._layout)
+        self._state[S_QX + 3] = 1.0
+        truth_from_state(self._state, self._com)      # compiled (or loaded) before the truth
         self.waiting = deque()        # (delivery step, sample step, row)
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
