@@ -152,15 +152,17 @@ def bench_startup():
     print('| numba cache | /clock [s] | oxts/imu [s] | imu/data_raw [s] | gnss_receiver/fix [s] |')
     print('|---|---|---|---|---|')
     rclpy.init()
-    node = rclpy.create_node('bench_startup_probe')
     topics = {'/clock': Clock, '/oxts/imu': Imu, '/imu/data_raw': Imu,
               '/gnss_receiver/fix': NavSatFix}
     first = {}
-    for topic, kind in topics.items():
-        node.create_subscription(kind, topic, lambda _m, t=topic: first.setdefault(
-            t, time.monotonic()), 10, raw=True)
+    node = None
     try:
         for label in ('cold (empty)', 'warm'):
+            # a new probe per run: nothing of the run before is still queued in it
+            node = rclpy.create_node('bench_startup_probe')
+            for topic, kind in topics.items():
+                node.create_subscription(kind, topic, lambda _m, t=topic: first.setdefault(
+                    t, time.monotonic()), 10, raw=True)
             with tempfile.TemporaryDirectory() as folder, \
                     tempfile.TemporaryDirectory() as cache:
                 env = child_environment()
@@ -173,10 +175,13 @@ def bench_startup():
                 while len(first) < len(topics) and time.monotonic() - started < 600:
                     rclpy.spin_once(node, timeout_sec=0.05)
                 rig.stop()
+            node.destroy_node()
+            node = None
             cells = [f'{first[t] - started:.1f}' if t in first else '-' for t in topics]
             print(f'| {label} | ' + ' | '.join(cells) + ' |')
     finally:
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
 
 
