@@ -208,14 +208,15 @@ class SensorNode(Node):
         else:   # also unchanged: a sim started again meanwhile hears of the node
             self._progress.publish(Header(stamp=_stamp(self.last_step), frame_id=name))
 
-    def flush(self, timeout_s=2.0):
-        """Wait (at most ``timeout_s``) until every subscriber has what was published."""
-        deadline = time.monotonic() + timeout_s
-        for publisher in self.publishers:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
+    @staticmethod
+    def make_executor():
+        return fast_executor()
+
+    def serve(self, executor, stop):
+        """Spin until the event ``stop`` (the EventsExecutor's own spin() keeps
+        a core busy in rclpy 7.1, so a loop of spin_once)."""
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
 
     def _truth(self, k, data):
         """The Truth of a message: its position and quaternion (7 doubles in a
@@ -270,8 +271,19 @@ class StopSignals:
             signal.signal(sig, handler)
 
 
+def flush(node, timeout_s=2.0):
+    """Wait (at most ``timeout_s``) until every subscriber has what ``node`` published."""
+    deadline = time.monotonic() + timeout_s
+    for publisher in node.publishers:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
+
+
 def run_node(node_class, args=None):
-    """Start ``node_class`` and spin it until SIGINT / SIGTERM, then let its
+    """Start ``node_class`` (a SensorNode, or the SimNode) on its
+    ``make_executor()``, let it ``serve`` until SIGINT / SIGTERM, then let its
     subscribers have what it published; a configuration mistake is one line
     on stderr and exit status 2."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -279,12 +291,10 @@ def run_node(node_class, args=None):
     try:
         with StopSignals() as signals:
             node = node_class()
-            executor = fast_executor()
+            executor = node_class.make_executor()
             executor.add_node(node)
-            # (the EventsExecutor's own spin() keeps a core busy in rclpy 7.1)
-            while not signals.stop.is_set() and rclpy.ok():
-                executor.spin_once(timeout_sec=0.1)
-            node.flush()
+            node.serve(executor, signals.stop)
+            flush(node)
     except ConfigError as err:
         print(f'{node_class.executable}: {err}', file=sys.stderr)
         return 2

@@ -34,10 +34,8 @@ import time
 
 import numpy as np
 import rclpy
-from rclpy.duration import Duration
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.signals import SignalHandlerOptions
 
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
@@ -61,7 +59,7 @@ from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
-from acres_sim.ros.sensor_node import PROGRESS_TOPIC, StopSignals, step_from_stamp
+from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
 from acres_sim.topics import (INS_FRAME, INS_TOPICS, OXTS_IMU_FRAME, TRUTH_TOPIC, lever_arm,
@@ -263,6 +261,16 @@ class SimNode(Node):
                         for p in outputs if p.get_subscription_count() < self.start_subscribers]
         return missing
 
+    @staticmethod
+    def make_executor():
+        # passed ten times a second (poll_inputs): the plain executor queues no events
+        return SingleThreadedExecutor()
+
+    def serve(self, executor, stop):
+        """The run, then its summary in the log (for run_node)."""
+        self.run(executor, stop)
+        self.get_logger().info(self.summary())
+
     def run(self, executor, stop):
         """The loop, until ``duration_s`` or the event ``stop``."""
         self.publish_static_tf()
@@ -351,15 +359,6 @@ class SimNode(Node):
         if behind:
             self.get_logger().warning('stopping before ' + ', '.join(behind)
                                       + f' took the last step {last}')
-
-    def flush(self, timeout_s=2.0):
-        """Wait (at most ``timeout_s``) until every subscriber has what was published."""
-        deadline = time.monotonic() + timeout_s
-        for publisher in self.publishers:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
 
     def _sensor_nodes_present(self):
         """The fully qualified names of the nodes in the graph now."""
@@ -466,27 +465,7 @@ class SimNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
-    try:
-        with StopSignals() as signals:
-            node = SimNode()
-            # passed ten times a second (poll_inputs): the plain executor queues no events
-            executor = SingleThreadedExecutor()
-            executor.add_node(node)
-            node.run(executor, signals.stop)
-            node.get_logger().info(node.summary())
-            node.flush()
-    except ConfigError as err:
-        print(f'sim_node: {err}', file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(SimNode, args)
 
 
 if __name__ == '__main__':
