@@ -24,6 +24,7 @@ from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_T
 from acres_sim.core.truth import T_P, T_Q, T_V, T_W
 from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
+from acres_sim.topics import INS_FRAME, OXTS_IMU_FRAME
 
 __all__ = ['Encoded', 'MessageBatches']
 
@@ -202,6 +203,25 @@ class MessageBatches:
         return self._odometry(t_ns, frame_id, child_frame_id, results[:, UTM_TRUE:UTM_TRUE + 3],
                               results[:, Q_UTM_TRUE:Q_UTM_TRUE + 4],
                               results[:, V_N_FLU:V_N_FLU + 3], results[:, W_FLU:W_FLU + 3])
+
+    def ins_topics(self, results, t_ns, topics, prefix, tf=True):
+        """Every INS output of the epochs ``results`` for one vehicle (its
+        ``topics``, an acres_sim.topics.InsTopics, frames with ``prefix``), as
+        (kind, Encoded) in publishing order: 'odom', 'tf' (with ``tf``), 'fix',
+        'imu', 'velocity' (if the vehicle has it), 'truth'.  The recorder and
+        the live sim node both take them from here."""
+        base = f'{prefix}base_footprint'
+        imu_frame = OXTS_IMU_FRAME if topics.oxts_axes else INS_FRAME
+        out = [('odom', self.utm_odometry(results, t_ns, 'utm', base))]
+        if tf:
+            out.append(('tf', self.odometry_tf(results, t_ns, 'utm', base)))
+        out.append(('fix', self.ins_fix(results, t_ns, prefix + topics.fix_frame)))
+        out.append(('imu', self.ins_imu(results, t_ns, prefix + imu_frame,
+                                        oxts_axes=topics.oxts_axes)))
+        if topics.velocity:
+            out.append(('velocity', self.ins_velocity(results, t_ns, prefix + INS_FRAME)))
+        out.append(('truth', self.ground_truth_odometry(results, t_ns, 'utm', base)))
+        return out
 
     # -- the truth stream of the live sim node
     def physics_truth(self, states, t_ns, child_frame_id):

@@ -51,8 +51,8 @@ from acres_sim.record.jsonl import JsonlWriter
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, timed_row
 from acres_sim.rig import DEFAULT_ROUTES
-from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_FRAME,
-                              INS_TOPICS, OXTS_IMU_FRAME, lever_arm, mount_transforms, utm_to_map)
+from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
+                              lever_arm, mount_transforms, utm_to_map)
 
 __all__ = ['RecordRequest', 'record']
 
@@ -389,22 +389,10 @@ class _Recording:
 
     def _ins_topics(self, agent, b, entries):
         """The INS topics of every epoch of the block, at the sample time."""
-        topics, batches, results = self.topics, self.batches, b.ins
         t_ns = _ns_of(b.ins_k)
-        base = f'{agent.prefix}base_footprint'
-        imu_frame = OXTS_IMU_FRAME if topics.oxts_axes else INS_FRAME
-        entries.append(_entry(self._topic(agent, topics.odom), t_ns,
-                              batches.utm_odometry(results, t_ns, 'utm', base)))
-        entries.append(_entry('/tf', t_ns, batches.odometry_tf(results, t_ns, 'utm', base)))
-        entries.append(_entry(self._topic(agent, topics.fix), t_ns,
-                              batches.ins_fix(results, t_ns, agent.prefix + topics.fix_frame)))
-        entries.append(_entry(self._topic(agent, topics.imu), t_ns, batches.ins_imu(
-            results, t_ns, agent.prefix + imu_frame, oxts_axes=topics.oxts_axes)))
-        if topics.velocity:
-            entries.append(_entry(self._topic(agent, topics.velocity), t_ns,
-                                  batches.ins_velocity(results, t_ns, agent.prefix + INS_FRAME)))
-        entries.append(_entry(self._topic(agent, topics.truth), t_ns,
-                              batches.ground_truth_odometry(results, t_ns, 'utm', base)))
+        for kind, encoded in self.batches.ins_topics(b.ins, t_ns, self.topics, agent.prefix):
+            topic = '/tf' if kind == 'tf' else self._topic(agent, getattr(self.topics, kind))
+            entries.append(_entry(topic, t_ns, encoded))
 
     # -- the end --------------------------------------------------------------
 

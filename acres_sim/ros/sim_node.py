@@ -62,8 +62,7 @@ from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, w
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
-from acres_sim.topics import (INS_FRAME, INS_TOPICS, OXTS_IMU_FRAME, TRUTH_TOPIC, lever_arm,
-                              mount_transforms, utm_to_map)
+from acres_sim.topics import INS_TOPICS, TRUTH_TOPIC, lever_arm, mount_transforms, utm_to_map
 
 __all__ = ['SimNode', 'main']
 
@@ -442,22 +441,11 @@ class SimNode(Node):
         ins_at = {}
         if agent.ins is None or not len(b.ins_k):
             return truth, ins_at
-        t, batches, results = agent.topics, agent.batches, b.ins
         ins_ns = msg.ns_from_steps(b.ins_k, PHYSICS_HZ)
-        base = f'{agent.prefix}base_footprint'
-        imu_frame = OXTS_IMU_FRAME if t.oxts_axes else INS_FRAME
-        out = [(agent.pubs['odom'], batches.utm_odometry(results, ins_ns, 'utm', base))]
-        if self.publish_tf and self.tf.dynamic is not None:
-            out.append((self.tf.dynamic, batches.odometry_tf(results, ins_ns, 'utm', base)))
-        out.append((agent.pubs['fix'], batches.ins_fix(results, ins_ns,
-                                                       agent.prefix + t.fix_frame)))
-        out.append((agent.pubs['imu'], batches.ins_imu(results, ins_ns, agent.prefix + imu_frame,
-                                                       oxts_axes=t.oxts_axes)))
-        if t.velocity:
-            out.append((agent.pubs['velocity'], batches.ins_velocity(
-                results, ins_ns, agent.prefix + INS_FRAME)))
-        out.append((agent.pubs['truth'], batches.ground_truth_odometry(results, ins_ns, 'utm',
-                                                                       base)))
+        tf = self.publish_tf and self.tf.dynamic is not None
+        out = [(self.tf.dynamic if kind == 'tf' else agent.pubs[kind], encoded)
+               for kind, encoded in agent.batches.ins_topics(b.ins, ins_ns, agent.topics,
+                                                             agent.prefix, tf)]
         split = [(pub, encoded.messages()) for pub, encoded in out]
         for i, k in enumerate(b.ins_k.tolist()):
             ins_at[k] = [(pub, messages[i]) for pub, messages in split]
