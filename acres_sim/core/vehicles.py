@@ -2,8 +2,8 @@
 
 A :class:`VehicleParams` holds plain floats in SI units (kg, m, s, rad, N).  The
 packaged values with their sources are in ``config/vehicles/*.yaml`` (read by
-:func:`acres_sim.config.vehicles.load_vehicle`; the sources are listed in
-``shared/VEHICLES.md``).  Geometry follows the spec (Frames and Sample Times):
+:func:`acres_sim.config.vehicles.load_vehicle`; each value's note there names
+its source).  Geometry follows the spec (Frames and Sample Times):
 base_footprint is the middle of the rear axle on the ground, the chassis origin
 is ``0.4 * wheelbase_m`` ahead of it at ``cog_height_m``; the centre of mass sits
 at ``(com_x_m, com_y_m, com_z_m)`` (body FLU) from the chassis origin, zero by
