@@ -192,6 +192,11 @@ class JsonlWriter:
     def closed(self) -> bool:
         return self._file is None
 
+    @property
+    def failure(self):
+        """The OSError of a write that failed (the file then ends before it), or None."""
+        return self._failure
+
     def write(self, row, check_finite: bool = True) -> None:
         """Add one row (a dict, or anything JSON can hold).  The line is built
         completely before anything is queued; a row that cannot be written

@@ -64,8 +64,9 @@ def _records(f, damage):
     from mcap.stream_reader import CRCValidationError, breakup_chunk
     from mcap.records import Chunk
 
-    if f.read(len(_MAGIC)) != _MAGIC:
-        damage.append('not an MCAP file')
+    magic = f.read(len(_MAGIC))
+    if magic != _MAGIC:
+        damage.append('not an MCAP file' if magic else 'the file is empty')
         return
     while True:
         head = f.read(9)

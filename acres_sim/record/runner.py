@@ -52,12 +52,12 @@ from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
-from acres_sim.record.bag import BagWriter
+from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import OutputFolder, part_name, write_atomically
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
-from acres_sim.record.rows_process import RowProcess, timed_row
+from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
 from acres_sim.record.stop import StopRequest
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
@@ -317,16 +317,9 @@ class _Recording:
         self.rows.send_block(k1, [(agent.index, b.ins_k, b.ins, b.truth_k, b.truth)
                                   for agent, b in zip(self.agents, blocks)])
         for agent in self.agents:      # the rows on disk before the bag has their messages
-            for name, file in agent.files.items():
-                self._flush(agent, name, file)
+            for file in agent.files.values():
+                file.flush()
         self.bag.write_block(entries)
-
-    def _flush(self, agent, name, file):
-        try:
-            file.flush()
-        except OSError:
-            self.failed_files.add(self._relative(self._jsonl_paths(agent)[name]))
-            raise
 
     def _sample(self, agent, b, entries):
         """The block's samples: the INS topics and the report's truth now, the
@@ -449,25 +442,28 @@ class _Recording:
                     except OSError as err:
                         errors.append(err)
                 line.clear()
-            for name, file in agent.files.items():
+            for file in agent.files.values():
                 try:
                     file.close()
                 except OSError as err:
                     errors.append(err)
-                    self.failed_files.add(self._relative(self._jsonl_paths(agent)[name]))
-        for writer, names in ((self.rows, ('ins', 'truth')), (self.bag, ())):
-            try:
-                writer.close()
-                if writer is self.bag:
-                    self.bag_closed = True
-            except (OSError, WriterProcessError) as err:
-                errors.append(err)
-                self.failed_files.update(self._relative(path) for agent in self.agents
-                                         for name, path in self._jsonl_paths(agent).items()
-                                         if name in names)
+        rows_failed = isinstance(self.failure, RowProcessError)
+        try:
+            self.rows.close()
+        except (OSError, WriterProcessError) as err:
+            errors.append(err)
+            rows_failed = True
+        try:
+            self.bag.close()
+            self.bag_closed = not isinstance(self.failure, BagWriterError)
+        except (OSError, WriterProcessError) as err:
+            errors.append(err)
         for agent in self.agents:
-            for path in self._jsonl_paths(agent).values():
-                try:
+            for name, path in self._jsonl_paths(agent).items():
+                file = agent.files.get(name)
+                if file is not None and file.failure or rows_failed and name in ('ins', 'truth'):
+                    self.failed_files.add(self._relative(path))
+                try:                    # a writer process killed in the middle of a write
                     cut_partial_line(path)
                 except OSError:
                     pass
