@@ -153,6 +153,24 @@ def test_a_previous_recording_is_replaced_and_the_users_files_beside_it_stay(tmp
     assert len(rows(out / 'agent_1' / 'truth.jsonl')) == 101     # nothing else touched
 
 
+def test_a_start_that_fails_keeps_the_previous_recording(small_disk):
+    """No free inode on the disk: the new run cannot create its files while the
+    previous recording still exists, so it fails -- and the previous one stays."""
+    out, files = previous_recording(small_disk)
+    stat = os.statvfs(small_disk)
+    used = stat.f_files - stat.f_ffree
+    subprocess.run(['mount', '-o', f'remount,nr_inodes={used + 1}', str(small_disk)],
+                   check=True)
+    process = start(out, duration='1')
+    _, err = finish(process)
+    assert process.returncode == 2
+    assert 'No space left on device' in one_error_line(err)
+    assert unchanged(out, files)
+    assert not (out / '.acres_sim-previous').exists()
+    subprocess.run(['mount', '-o', 'remount,nr_inodes=10000,size=64m', str(small_disk)], check=True)
+    assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 0
+
+
 def test_a_second_recorder_on_the_same_folder_stops_naming_the_first(tmp_path):
     out = tmp_path / 'shared'
     first = start(out)

@@ -93,7 +93,7 @@ class OutputFolder:
         self.out = Path(out)
         self.previous = []       # files of the previous recording, relative paths
         self.new = []            # files the new recording may write
-        self._aside = False
+        self._moved = []         # files of the previous recording moved aside so far
         self._lock_fd = None
 
     # -- opening: usable? lock
@@ -138,16 +138,17 @@ class OutputFolder:
         data that is not ours where the new run would write."""
         if not self.out.is_dir():
             return []
-        present = set(_files_under(self.out)) - _OWN
         previous = self._recorded()
         if previous is None:
-            if present:
+            if any(entry.name not in _OWN for entry in os.scandir(self.out)):
                 raise OutputError(f'{self.out} is not empty and not an acres_sim recording; '
                                   'give --out a new or empty folder')
             return []
-        foreign = present - set(previous)
-        clash = sorted(f for f in foreign
-                       if f in self.new or f.split('/')[0] == 'bag' or f.startswith(ASIDE + '/'))
+        ours = set(previous)
+        # where the new run writes: its files, the bag folder (created new), the aside folder
+        places = set(self.new) | {f'bag/{f}' for f in _files_under(self.out / 'bag')} \
+            | {f'{ASIDE}/{f}' for f in _files_under(self.out / ASIDE)}
+        clash = sorted(f for f in places - ours if os.path.lexists(self.out / f))
         if clash:
             raise OutputError(f'{self.out / clash[0]} is not a file of the recording there; '
                               'move it away or give --out another folder')
@@ -192,32 +193,32 @@ class OutputFolder:
             target = self.out / moved
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(self.out / name, target)
+            self._moved.append(name)
         self._prune(self.previous)
-        self._aside = True
 
     def keep(self) -> None:
         """The new run has started: the previous recording goes for good."""
-        if self._aside:
-            aside = [f'{ASIDE}/{f}' for f in self.previous]
-            for name in aside:
-                _unlink(self.out / name)
-            self._prune(aside)
-            self._aside = False
+        aside = [f'{ASIDE}/{f}' for f in self._moved]
+        for name in aside:
+            _unlink(self.out / name)
+        self._prune(aside)
+        self._moved = []
         self._write_manifest(self.new)
 
     def restore(self) -> None:
-        """The new run failed to start: remove what it wrote, put the previous
-        recording back as it was."""
+        """The new run failed to start (or :meth:`replace` itself failed part
+        way): remove what the new run wrote, put the previous recording back
+        as it was."""
         for name in self.new:
-            _unlink(self.out / name)
+            if name not in self.previous or name in self._moved:
+                _unlink(self.out / name)
         self._prune(self.new)
-        if self._aside:
-            for name in self.previous:
-                target = self.out / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(self.out / ASIDE / name, target)
-            self._prune([f'{ASIDE}/{f}' for f in self.previous])
-            self._aside = False
+        for name in self._moved:
+            target = self.out / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.out / ASIDE / name, target)
+        self._prune([f'{ASIDE}/{f}' for f in self.previous])
+        self._moved = []
         if self.previous:
             self._write_manifest(self.previous)
         else:

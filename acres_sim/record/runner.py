@@ -640,8 +640,8 @@ def _start(recording, folder, stop):
     if stop.requested:
         raise RecordingStopped(f'stopped by {stop.signal} before the recording started; '
                                f'{folder.out} is as it was')
-    folder.replace()
     try:
+        folder.replace()
         recording.start()
         if stop.requested:
             raise RecordingStopped(f'stopped by {stop.signal} before the recording started; '
