@@ -326,10 +326,10 @@ def small_disk(tmp_path):
 
 
 def check_failed_run(out, process, err):
+    all_rows_whole(out)
     assert process.returncode == 2, err
     line = one_error_line(err)
     assert 'bag repair' in line, line
-    all_rows_whole(out)
     assert not bag_readable(out / 'bag')
     episode = out / 'episode.json'
     if episode.exists():                       # it may not fit on a full disk
