@@ -544,8 +544,8 @@ class _Recording:
 
     def _failure_text(self, episode, error):
         """One line: what failed, and what to do about the bag."""
-        text = f'the recording in {self.out} failed after {episode["simulated_s"]:g} s: ' \
-               f'{_one_line(error)}'
+        text = (f'the recording in {self.out} failed after {episode["simulated_s"]:.1f} s '
+                f'of simulated time: {_one_line(error)}')
         if episode['files']['bag'] == 'needs repair':
             text += f'; the bag was not closed: run acres-sim bag repair {self.out / "bag"}'
         if 'episode.json' in episode['files']:
