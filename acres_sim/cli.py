@@ -1,7 +1,7 @@
 """``acres-sim``: the command line of acres_sim.
 
-Sub-commands so far: ``config show | check | convert | docs``, ``site`` and
-``geo enu | geodetic | utm``.
+Sub-commands so far: ``config show | check | convert | docs``, ``record``,
+``bag repair``, ``up``, ``site`` and ``geo enu | geodetic | utm``.
 User mistakes end with one line on stderr and exit status 2, never a traceback.
 ``config check`` is a linter: one line per file on stdout, status 1 if any
 file is invalid.
@@ -89,8 +89,21 @@ def cmd_config_docs(args):
 
 
 def cmd_record(args):
+    # Signals first: a Ctrl-C or SIGTERM from here on stops the run where its
+    # files are whole (the simulator's import and compilation take seconds).
+    from acres_sim.record.stop import StopRequest
+
+    stop = StopRequest().install()
+    try:
+        return _record(args, stop)
+    finally:
+        stop.restore()
+
+
+def _record(args, stop):
     from acres_sim.record.child import WriterProcessError
-    from acres_sim.record.runner import RecordRequest, record
+    from acres_sim.record.output import OutputError
+    from acres_sim.record.runner import RecordingFailed, RecordingStopped, RecordRequest, record
 
     if args.rig == 'none':
         raise UsageError('record needs a rig: --rig polaris or --rig maxxum')
@@ -103,20 +116,42 @@ def cmd_record(args):
     out = Path(args.out)
     try:
         episode, summary = record(RecordRequest(config, args.rig, args.duration, out,
-                                                args.agents, args.route, args.scene, progress))
+                                                args.agents, args.route, args.scene, progress),
+                                  stop)
+    except RecordingStopped as err:
+        print(f'acres-sim: {err}', file=sys.stderr)
+        return stop.exit_status
+    except (OutputError, RecordingFailed) as err:
+        raise UsageError(str(err)) from None
     except OSError as err:
         raise UsageError(f'cannot write the recording to {out}: {err.strerror or err}') from None
-    except WriterProcessError as err:   # e.g. a full disk under a writer process
+    except WriterProcessError as err:   # a writer process could not start
         raise UsageError(f'cannot write the recording to {out}: {err.reason}') from None
     print(summary)
     note = ' (cut short)' if episode['cut_short'] else ''
     written = sorted(str(p.relative_to(out)) + ('/' if p.is_dir() else '')
-                     for p in out.iterdir())
+                     for p in out.iterdir() if not p.name.startswith('.'))
     print(f'{episode["simulated_s"]:g} s simulated{note} at '
           f'{episode["real_time_factor"]:.1f}x real time; in {out}/: {" ".join(written)}')
     if not episode['cut_short']:
         return 0
     return 128 + signal.Signals[episode['stop_signal'] or 'SIGINT']   # 130 Ctrl-C, 143 SIGTERM
+
+
+def cmd_bag_repair(args):
+    from acres_sim.record.repair import RepairError, repair_bag
+
+    try:
+        repaired = repair_bag(Path(args.dir))
+    except RepairError as err:
+        raise UsageError(str(err)) from None
+    if not repaired.damaged:
+        print(f'{repaired.path}: the bag is whole ({repaired.messages} messages); '
+              'nothing to repair')
+        return 0
+    print(f'{repaired.path}: repaired ({repaired.damaged}): {repaired.messages} messages on '
+          f'{repaired.topics} topics, up to t = {repaired.end_ns / 1e9:g} s')
+    return 0
 
 
 def cmd_up(args):
@@ -268,7 +303,8 @@ def build_parser():
     rec.add_argument('--duration', type=float, default=120.0, metavar='S',
                      help='simulated seconds (default %(default)s)')
     rec.add_argument('--out', default='runs/latest', metavar='DIR',
-                     help='output folder; its files are replaced (default %(default)s)')
+                     help='output folder: new, empty or a previous recording, which is '
+                          'replaced (default %(default)s)')
     rec.add_argument('--agents', type=int, default=1, metavar='N',
                      help='vehicles of the rig, agent k with its own seeds (default 1)')
     rec.add_argument('--route', metavar='NAME|FILE',
@@ -278,6 +314,13 @@ def build_parser():
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
     add_config_arguments(rec)
     rec.set_defaults(run=cmd_record)
+
+    bag = commands.add_parser('bag', help='work on a recorded bag')
+    bag_commands = bag.add_subparsers(dest='bag_command', metavar='ACTION', required=True)
+    repair = bag_commands.add_parser(
+        'repair', help='make a bag whose writer died (full disk, kill) readable again')
+    repair.add_argument('dir', metavar='DIR', help='the bag folder, or a recording folder')
+    repair.set_defaults(run=cmd_bag_repair)
 
     up = commands.add_parser('up', help='run the live ROS 2 rig: the sim, GNSS and IMU nodes '
                                         '(Ctrl-C stops them)')

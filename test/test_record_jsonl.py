@@ -235,3 +235,35 @@ def test_interrupts_held_leaves_the_handlers_as_it_found_them():
             for _ in range(1000):
                 pass
     assert calls == [] and signal.getsignal(signal.SIGINT) is original
+
+
+@pytest.mark.parametrize('flush_every', [1, 7, 100])
+def test_a_write_past_the_file_size_limit_is_cut_back_to_whole_lines(tmp_path, flush_every):
+    """RLIMIT_FSIZE in a child (the kernel writes up to the limit, then EFBIG):
+    the file ends on its last whole line, and the writer takes no more rows
+    (no gap in the file if space came back)."""
+    path = tmp_path / 'rows.jsonl'
+    code = textwrap.dedent(f'''
+        import resource
+        from acres_sim.record.jsonl import JsonlWriter
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+        w = JsonlWriter({str(path)!r}, flush_every={flush_every})
+        try:
+            for k in range(10_000):
+                w.write({{'k': k, 'pad': 'x' * (k % 37)}})
+        except OSError as err:
+            print('failed', err.errno, flush=True)
+        try:
+            w.write({{'k': -1}})
+        except OSError:
+            print('refused', flush=True)
+        w.close()
+    ''')
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, cwd=REPO,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ['failed', '27', 'refused']      # EFBIG
+    text = path.read_text()
+    assert 10_000 - flush_every * 60 < len(text) <= 10_000 and text.endswith('\n')
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert [r['k'] for r in rows] == list(range(len(rows)))

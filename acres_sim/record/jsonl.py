@@ -12,6 +12,11 @@
   unbuffered write every ``flush_every`` lines, on :meth:`JsonlWriter.flush`
   and on :meth:`JsonlWriter.close`.  The file therefore only ever grows by
   whole lines; a kill at any moment leaves at most the unflushed lines out.
+* A write that fails part way (a full disk, the file size limit) is cut back
+  to the last whole line before the error is raised; the writer then refuses
+  more rows, so the file never has a gap either.  (A process killed inside a
+  large write may still leave part of a line: :func:`cut_partial_line` cuts
+  it off afterwards.)
 * A Ctrl-C (SIGINT) or a SIGTERM turned into an exception that arrives while a
   write to the file is in progress is held back until the write is complete
   (:func:`interrupts_held`), then raised as usual.
@@ -22,6 +27,7 @@ writes (foreground) or each batch it sends to its writer process (background).
 
 import json
 import math
+import os
 from pathlib import Path
 import signal
 import threading
@@ -34,7 +40,7 @@ try:                       # the fast encoder (requirements/python.txt); json wi
 except ImportError:        # pragma: no cover - a distro without python3-orjson
     orjson = None
 
-__all__ = ['JsonlWriter', 'dumps_line', 'dumps_row', 'interrupts_held']
+__all__ = ['JsonlWriter', 'cut_partial_line', 'dumps_line', 'dumps_row', 'interrupts_held']
 
 
 # ----------------------------------------------------------------------------
@@ -167,10 +173,12 @@ class JsonlWriter:
         self.flush_every = int(flush_every)
         self.lines_written = 0          # rows accepted by write() since opening
         self._pending = []              # whole lines (bytes, newline included) not yet in the file
+        self._failure = None            # the OSError of a failed write: no more rows
         if mode == 'a' and self.path.exists():
             _cut_partial_tail(self.path)
         # Unbuffered: every flush is a direct os-level write of whole lines.
         self._file = open(self.path, mode + 'b', buffering=0)
+        self._size = self._file.seek(0, 2)   # bytes of whole lines in the file
 
     # -- context manager
     def __enter__(self):
@@ -184,6 +192,11 @@ class JsonlWriter:
     def closed(self) -> bool:
         return self._file is None
 
+    @property
+    def failure(self):
+        """The OSError of a write that failed (the file then ends before it), or None."""
+        return self._failure
+
     def write(self, row, check_finite: bool = True) -> None:
         """Add one row (a dict, or anything JSON can hold).  The line is built
         completely before anything is queued; a row that cannot be written
@@ -191,6 +204,8 @@ class JsonlWriter:
         ``check_finite``: see :func:`dumps_line`."""
         if self._file is None:
             raise ValueError(f'{self.path}: write to a closed JsonlWriter')
+        if self._failure is not None:
+            raise self._failure
         line = dumps_line(row, check_finite) + b'\n'
         self._pending.append(line)     # one atomic list append
         self.lines_written += 1
@@ -201,12 +216,24 @@ class JsonlWriter:
         """Write the queued lines to the file (one write of whole lines)."""
         if self._file is None or not self._pending:
             return
+        if self._failure is not None:
+            raise self._failure
         with interrupts_held():
             data = memoryview(b''.join(self._pending))
             self._pending.clear()
-            while data:
-                n = self._file.write(data)
-                data = data[n:]
+            size = len(data)
+            try:
+                while data:
+                    n = self._file.write(data)
+                    data = data[n:]
+            except OSError as err:
+                self._failure = err
+                try:                     # shrinking needs no space
+                    os.ftruncate(self._file.fileno(), self._size)
+                except OSError:
+                    pass
+                raise
+            self._size += size
 
     def close(self) -> None:
         """Flush and close; closing twice does nothing."""
@@ -214,22 +241,37 @@ class JsonlWriter:
             return
         with interrupts_held():
             try:
-                self.flush()
+                if self._failure is None:
+                    self.flush()
             finally:
                 self._file.close()
                 self._file = None
 
 
-def _cut_partial_tail(path: Path) -> None:
+def cut_partial_line(path) -> int:
+    """If the file ``path`` (when it exists) does not end with a newline,
+    drop the bytes after its last newline (a line that was never completed);
+    returns how many bytes went."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return 0
+    with open(path, 'r+b') as f:
+        f.seek(-1, 2)
+        if f.read(1) == b'\n':
+            return 0
+    return _cut_partial_tail(path, warn=False)
+
+
+def _cut_partial_tail(path: Path, warn: bool = True) -> int:
     """Before appending: if the file does not end with a newline, drop the
     bytes after its last newline (a line that was never completed)."""
     size = path.stat().st_size
     if size == 0:
-        return
+        return 0
     with open(path, 'r+b') as f:
         f.seek(size - 1)
         if f.read(1) == b'\n':
-            return
+            return 0
         block = 65536
         pos = size
         cut = 0
@@ -242,7 +284,9 @@ def _cut_partial_tail(path: Path) -> None:
                 cut = start + i + 1
                 break
             pos = start
-        warnings.warn(f'{path}: dropped an incomplete last line ({size - cut} bytes) '
-                      'before appending',
-                      RuntimeWarning, stacklevel=3)
+        if warn:
+            warnings.warn(f'{path}: dropped an incomplete last line ({size - cut} bytes) '
+                          'before appending',
+                          RuntimeWarning, stacklevel=3)
         f.truncate(cut)
+    return size - cut

@@ -78,6 +78,9 @@ class _Agent:
             k_delivery, k, row = self.waiting.popleft()
             self.ins.write(timed_row(row, k, k_delivery / PHYSICS_HZ, delay_s),
                            check_finite=False)
+        for file in (self.ins, self.truth):    # on disk a block at a time, as the bag
+            if file is not None:
+                file.flush()
 
     def close(self, delay_s):
         """Rows never delivered (delivery null), then the files; each whatever
@@ -85,8 +88,8 @@ class _Agent:
         try:
             for _k_delivery, k, row in self.waiting:
                 self.ins.write(timed_row(row, k, None, delay_s))
-            self.waiting.clear()
         finally:
+            self.waiting.clear()     # once: a second close (after an error) writes nothing
             try:
                 if self.ins is not None:
                     self.ins.close()

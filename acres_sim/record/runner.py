@@ -17,6 +17,15 @@ writing off the simulation's process, to the other core: rosbags writes the bag
 in one (``BagWriter(background=True)``), and ``ins.jsonl`` and ``truth.jsonl``
 are built from the block arrays and written in the other
 (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl`` and ``imu.jsonl`` stay here.
+
+Faults (:mod:`acres_sim.record.output` keeps the folder safe): the models
+and signal handling are set up before any file is touched; the previous
+recording in the folder is replaced only once every writer has started; the
+jsonl files are flushed every block, before the bag gets the block, so they
+never lag the bag by more than a simulated second; a writer that fails ends
+the run with every file closed on a whole line, and ``episode.json``,
+written last and atomically after ``report.png``, says how the run ended and
+what state each file is in.
 """
 
 from collections import deque
@@ -24,10 +33,7 @@ from dataclasses import dataclass, field
 import gc
 import json
 from pathlib import Path
-import shutil
-import signal
 import sys
-import threading
 import time
 
 import numpy as np
@@ -46,15 +52,18 @@ from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
-from acres_sim.record.bag import BagWriter
-from acres_sim.record.jsonl import JsonlWriter
+from acres_sim.record.bag import BagWriter, BagWriterError
+from acres_sim.record.child import WriterProcessError
+from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
+from acres_sim.record.output import OutputFolder, part_name, write_atomically
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
-from acres_sim.record.rows_process import RowProcess, timed_row
+from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
+from acres_sim.record.stop import StopRequest
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
                               lever_arm, mount_transforms, utm_to_map)
 
-__all__ = ['RecordRequest', 'record']
+__all__ = ['RecordRequest', 'RecordingFailed', 'RecordingStopped', 'record']
 
 REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
@@ -75,6 +84,14 @@ class _Thinned:
                 self.items = self.items[::2]
                 self.stride *= 2
         self.seen += 1
+
+
+class RecordingStopped(Exception):
+    """A signal arrived before the recording started; the folder is as it was."""
+
+
+class RecordingFailed(Exception):
+    """A writer failed during the run (one line; episode.json says what is whole)."""
 
 
 @dataclass
@@ -111,8 +128,9 @@ class _Agent:
 
 
 class _Recording:
-    def __init__(self, request: RecordRequest):
+    def __init__(self, request: RecordRequest, stop: StopRequest):
         self.request = request
+        self.stop = stop
         config = request.config
         self.config = config
         self.rig = request.rig
@@ -123,22 +141,18 @@ class _Recording:
         self.site = SiteGeoreference.from_config(config)
         self.steps = int(round(request.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
-        self._prepare_folder()
         n = request.agents
         self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
         self._row_files = []
         self.agents = [self._agent(k, n) for k in range(n)]
         self.delay_s = config['delay_s']
-        self.rows = RowProcess(self._row_files, self.delay_s)
+        self.rows = self.bag = None             # the writers: start()
         rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
         rates['truth'] = config['ins.hz']   # truth.jsonl at the INS rate, INS on or off
         self.sim = RigSimulation(self.fleet, [a.follower for a in self.agents],
                                  [a.imu for a in self.agents], [a.ins for a in self.agents],
                                  [a.gnss for a in self.agents], self._arm('gnss.antenna_flu_m'),
                                  rates, self.steps, self.site)
-        # run() stops gracefully between blocks: no signal hold per message
-        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True)
-        self._add_topics()
         self.imu_var = msg.imu_variances(config)
         self.ins_var = msg.ins_variances(config)
         self.gnss_service = msg.navsat_service(config)
@@ -149,28 +163,50 @@ class _Recording:
         self.ins_position_variance = ins.position_variance if ins else None
         self.cut_short = False
         self.stop_signal = None        # 'SIGINT' or 'SIGTERM' when one cut the run short
+        self.failure = None            # the error that ended the run, if one did
+        self.failed_files = set()      # files whose writer failed (whole lines, cut short)
+        self.bag_closed = False        # the bag writer closed the bag without an error
 
     # -- set-up ---------------------------------------------------------------
 
-    def _prepare_folder(self):
-        """An empty output folder: the files of an earlier recording there go."""
-        if self.out.exists() and not self.out.is_dir():
-            raise OSError(f'{self.out} exists and is not a folder')
-        self.out.mkdir(parents=True, exist_ok=True)
-        old = [self.out / name for name in ('bag', 'report.png', 'episode.json', 'gnss.jsonl',
-                                            'imu.jsonl', 'ins.jsonl', 'truth.jsonl')]
-        for path in old + sorted(self.out.glob('agent_*')):
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+    def files(self):
+        """Every file this run may write, relative to the output folder."""
+        names = ['bag/bag.mcap', 'bag/metadata.yaml']
+        for name in ('report.png', 'episode.json'):
+            names += [name, part_name(name).name]
+        for agent in self.agents:
+            names += [self._relative(path) for path in self._jsonl_paths(agent).values()]
+        return names
+
+    def _relative(self, path):
+        return Path(path).relative_to(self.out).as_posix()
+
+    def _folder(self, agent):
+        return self.out if len(self.agents) == 1 else self.out / f'agent_{agent.index}'
+
+    def _jsonl_paths(self, agent):
+        """name -> path of the agent's jsonl files (ins and truth: the row writer's)."""
+        models = {'gnss': agent.gnss, 'imu': agent.imu, 'ins': agent.ins}
+        names = [name for name, model in models.items() if model is not None] + ['truth']
+        return {name: self._folder(agent) / f'{name}.jsonl' for name in names}
+
+    def start(self):
+        """Open the files and start the writer processes (the folder is ready)."""
+        for agent in self.agents:
+            self._folder(agent).mkdir(parents=True, exist_ok=True)
+            agent.files = {name: JsonlWriter(path)
+                           for name, path in self._jsonl_paths(agent).items()
+                           if name not in ('ins', 'truth')}
+        self.rows = RowProcess(self._row_files, self.delay_s)
+        # run() stops gracefully between blocks: no signal hold per message
+        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True)
+        self._add_topics()
 
     def _arm(self, key):
         return lever_arm(self.config, key, self.vehicle)
 
     def _agent(self, k, n):
         folder = self.out if n == 1 else self.out / f'agent_{k}'
-        folder.mkdir(parents=True, exist_ok=True)
         c = self.config
         index = c['agent.index'] + k   # agent k of this run; the config may shift them all
         models = {
@@ -182,13 +218,11 @@ class _Recording:
                                         site=self.site) if c['ins.enabled'] else None,
         }
         # ins.jsonl and truth.jsonl belong to the row writer process (self.rows)
-        files = {name: JsonlWriter(folder / f'{name}.jsonl')
-                 for name, model in models.items() if model is not None and name != 'ins'}
         self._row_files.append((str(folder / 'ins.jsonl') if models['ins'] else None,
                                 str(folder / 'truth.jsonl'),
                                 models['ins'].row_spec if models['ins'] else None))
         return _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
-                      models['imu'], models['ins'], models['gnss'], files)
+                      models['imu'], models['ins'], models['gnss'], {})
 
     def _topic(self, agent, name):
         return f'/{agent.prefix}{name}'
@@ -226,18 +260,12 @@ class _Recording:
 
     # -- the loop -------------------------------------------------------------
 
-    def _request_stop(self, signum, frame):
-        self.stop_requested = True
-        self.stop_signal = signal.Signals(signum).name
-
     def run(self):
-        """The loop; Ctrl-C or SIGTERM ends it after the current block, files whole."""
+        """The loop; Ctrl-C or SIGTERM ends it after the current block, files
+        whole; a writer's failure ends it too (``self.failure``).  The files are
+        closed, the report and episode.json written whatever happened."""
         started = time.monotonic()
         shown = started
-        self.stop_requested = False
-        on_main_thread = threading.current_thread() is threading.main_thread()
-        previous = {sig: signal.signal(sig, self._request_stop)
-                    for sig in (signal.SIGINT, signal.SIGTERM)} if on_main_thread else {}
         # The rows and messages hold no reference cycles, so reference counting
         # frees them; the cyclic collector would only rescan the long-lived
         # report series again and again (with every few thousand new rows).
@@ -246,8 +274,9 @@ class _Recording:
         try:
             self._static_tf()
             while self.sim.step <= self.steps:
-                if self.stop_requested:
+                if self.stop.requested:
                     self.cut_short = True
+                    self.stop_signal = self.stop.signal
                     break
                 k0 = self.sim.step
                 blocks = self.sim.advance(BLOCK_STEPS)
@@ -255,17 +284,17 @@ class _Recording:
                 if self.request.progress and time.monotonic() - shown > 0.5:
                     shown = time.monotonic()
                     self._progress((self.sim.step - 1) / PHYSICS_HZ, shown - started)
+        except (OSError, WriterProcessError) as err:    # a full disk, a writer killed ...
+            self.failure = err
         finally:
             if collecting:
                 gc.enable()
             if self.request.progress:
                 sys.stderr.write('\n')
             self.wall_s = time.monotonic() - started
-            try:
-                self._close()        # a second Ctrl-C meanwhile cannot cut the closing short
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
+            # signals only set the stop flag now: they cannot cut the closing short
+            close_error = self._close()
+            self.failure = self.failure or close_error
         return self._finish()
 
     def _progress(self, t, wall):
@@ -287,6 +316,9 @@ class _Recording:
             self._deliver(agent, k1, entries)
         self.rows.send_block(k1, [(agent.index, b.ins_k, b.ins, b.truth_k, b.truth)
                                   for agent, b in zip(self.agents, blocks)])
+        for agent in self.agents:      # the rows on disk before the bag has their messages
+            for file in agent.files.values():
+                file.flush()
         self.bag.write_block(entries)
 
     def _sample(self, agent, b, entries):
@@ -397,23 +429,59 @@ class _Recording:
     # -- the end --------------------------------------------------------------
 
     def _close(self):
-        """Close every file, each whatever happens to the others."""
-        writers = [self.bag, self.rows]
+        """Close every file, each whatever happens to the others; the first
+        error (or None).  Files of a writer that failed are cut back to their
+        last whole line (a writer process killed in the middle of a write)."""
+        errors = []
         for agent in self.agents:
             for name, line in agent.waiting.items():
-                if name != 'ins':                  # the INS rows: the row writer's
-                    for _k_delivery, k, row, _extra in line:  # never delivered: null
-                        agent.files[name].write(self._timed(row, k, None))
+                if name != 'ins' and self.failure is None:   # INS rows: the row writer's
+                    try:
+                        for _k_delivery, k, row, _extra in line:  # never delivered: null
+                            agent.files[name].write(self._timed(row, k, None))
+                    except OSError as err:
+                        errors.append(err)
                 line.clear()
-            writers += list(agent.files.values())
-        errors = []
-        for writer in writers:
-            try:
-                writer.close()
-            except Exception as err:  # noqa: BLE001 - close the rest, then report
-                errors.append(err)
-        if errors:
-            raise errors[0]
+            for file in agent.files.values():
+                try:
+                    file.close()
+                except OSError as err:
+                    errors.append(err)
+        rows_failed = isinstance(self.failure, RowProcessError)
+        try:
+            self.rows.close()
+        except (OSError, WriterProcessError) as err:
+            errors.append(err)
+            rows_failed = True
+        try:
+            self.bag.close()
+            self.bag_closed = not isinstance(self.failure, BagWriterError)
+        except (OSError, WriterProcessError) as err:
+            errors.append(err)
+        for agent in self.agents:
+            for name, path in self._jsonl_paths(agent).items():
+                file = agent.files.get(name)
+                if file is not None and file.failure or rows_failed and name in ('ins', 'truth'):
+                    self.failed_files.add(self._relative(path))
+                try:                    # a writer process killed in the middle of a write
+                    cut_partial_line(path)
+                except OSError:
+                    pass
+        return errors[0] if errors else None
+
+    def _file_states(self):
+        """relative path -> 'whole', 'cut short' (whole lines, but its writer
+        failed), 'needs repair' (a bag that was not closed) or 'missing'."""
+        states = {}
+        for agent in self.agents:
+            for path in self._jsonl_paths(agent).values():
+                name = self._relative(path)
+                states[name] = ('missing' if not path.is_file() else
+                                'cut short' if name in self.failed_files else 'whole')
+        bag = self.out / 'bag'
+        states['bag'] = ('whole' if self.bag_closed and (bag / 'metadata.yaml').is_file() else
+                         'needs repair' if (bag / 'bag.mcap').is_file() else 'missing')
+        return states
 
     @staticmethod
     def _report_rows(agent):
@@ -424,6 +492,8 @@ class _Recording:
         return gnss, r['ins'].items, r['imu'].items, r['truth'].items, antenna
 
     def _finish(self):
+        """The report, then episode.json (each whole or not at all): the
+        episode says how the run ended and what each file holds."""
         summaries = []
         for agent in self.agents:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
@@ -431,7 +501,24 @@ class _Recording:
             _true_counts(summary, agent)
             summaries.append(summary)
         sim_s = max(self.sim.step - 1, 0) / PHYSICS_HZ    # the last step sampled
+        files = self._file_states()
+        report_error = None
+        if self.failure is None:
+            gnss, ins, imu, truth, antenna = self._report_rows(self.agents[0])
+            title = f'acres_sim {self.rig}, {sim_s:g} s, seed {self.config["seed"]}'
+            try:
+                write_atomically(self.out / 'report.png', None, write=lambda path: write_report(
+                    path, gnss, ins, imu, truth, self.scene, summaries[0],
+                    gnss_truth_enu=antenna, title=title))
+            except OSError as err:
+                report_error = err
+        files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
+        status = 'failed' if self.failure or report_error else \
+            'cut short' if self.cut_short else 'complete'
         episode = {
+            'status': status,
+            'error': _one_line(self.failure or report_error),
+            'files': files,
             'software': f'acres_sim {__version__}',
             'rig': self.rig, 'agents': len(self.agents), 'seed': self.config['seed'],
             'duration_s': self.request.duration_s, 'simulated_s': sim_s,
@@ -445,13 +532,25 @@ class _Recording:
             'config': {k: v for k, v in self.config.values.items()},
             'summary': summaries,
         }
-        text = json.dumps(episode, indent=2, allow_nan=False)
-        (self.out / 'episode.json').write_text(text + '\n', encoding='utf-8')
-        gnss, ins, imu, truth, antenna = self._report_rows(self.agents[0])
-        write_report(self.out / 'report.png', gnss, ins, imu, truth, self.scene, summaries[0],
-                     gnss_truth_enu=antenna,
-                     title=f'acres_sim {self.rig}, {sim_s:g} s, seed {self.config["seed"]}')
+        text = json.dumps(episode, indent=2, allow_nan=False) + '\n'
+        try:
+            write_atomically(self.out / 'episode.json', text.encode('utf-8'))
+        except OSError as err:
+            report_error = report_error or err
+            episode['files']['episode.json'] = 'missing'
+        if status == 'failed' or report_error:
+            raise RecordingFailed(self._failure_text(episode, self.failure or report_error))
         return episode
+
+    def _failure_text(self, episode, error):
+        """One line: what failed, and what to do about the bag."""
+        text = (f'the recording in {self.out} failed after {episode["simulated_s"]:.1f} s '
+                f'of simulated time: {_one_line(error)}')
+        if episode['files']['bag'] == 'needs repair':
+            text += f'; the bag was not closed: run acres-sim bag repair {self.out / "bag"}'
+        if 'episode.json' in episode['files']:
+            text += '; episode.json could not be written'
+        return text
 
 
 def _ns_of(steps):
@@ -498,8 +597,63 @@ def _gnss_report(row):
     return {k: row[k] for k in _GNSS_REPORT_KEYS if k in row}
 
 
-def record(request: RecordRequest):
-    """Run one recording; returns the episode dict (also written to episode.json)."""
-    recording = _Recording(request)
-    episode = recording.run()
+def _one_line(error):
+    if error is None:
+        return None
+    if isinstance(error, WriterProcessError):
+        return error.reason
+    if isinstance(error, OSError) and error.strerror:
+        where = f'{error.filename}: ' if error.filename else ''
+        return f'{where}{error.strerror}'
+    return str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+
+
+def record(request: RecordRequest, stop: StopRequest = None):
+    """Run one recording; returns (the episode dict, also in episode.json;
+    its summary as text).  ``stop``: the run's stop request, installed by
+    the caller as early as it can (else here).  Raises :class:`RecordingStopped`
+    when a signal arrives before the run starts (the folder is as it was),
+    :class:`acres_sim.record.output.OutputError` for a folder it must not
+    use, :class:`RecordingFailed` when a writer fails (episode.json says what
+    is whole), OSError / WriterProcessError when the writers cannot start (the
+    previous recording is back in place)."""
+    own_stop = stop is None
+    stop = (stop or StopRequest()).install()
+    try:
+        recording = _Recording(request, stop)
+        folder = OutputFolder(request.out)
+        folder.open(recording.files())
+        try:
+            _start(recording, folder, stop)
+            episode = recording.run()
+        finally:
+            folder.close()
+    finally:
+        if own_stop:
+            stop.restore()
     return episode, format_summary(episode['summary'][0])
+
+
+def _start(recording, folder, stop):
+    """Start the writers in place of the previous recording, which is kept
+    until they run (and put back if they do not, or a signal came first)."""
+    if stop.requested:
+        raise RecordingStopped(f'stopped by {stop.signal} before the recording started; '
+                               f'{folder.out} is as it was')
+    try:
+        folder.replace()
+        recording.start()
+        if stop.requested:
+            raise RecordingStopped(f'stopped by {stop.signal} before the recording started; '
+                                   f'{folder.out} is as it was')
+    except BaseException:
+        for writer in [recording.bag, recording.rows] + [
+                file for agent in recording.agents for file in agent.files.values()]:
+            if writer is not None:
+                try:
+                    writer.close()
+                except Exception:  # noqa: BLE001 - it failed to start anyway
+                    pass
+        folder.restore()
+        raise
+    folder.keep()

@@ -1,0 +1,241 @@
+"""The recorder's output folder: it never deletes, mixes or half-writes a
+user's data.
+
+* **What is ours.**  A recording lists every file it writes in a manifest,
+  ``.acres_sim-files.json``, written before its first file.  Only files the
+  manifest lists are ever moved or removed; anything else in the folder is
+  left where it is.  A recording of an acres_sim from before the manifest is
+  recognised by its ``episode.json`` and its fixed file names.
+* **Which folder is usable.**  A missing or empty folder, or a previous
+  recording (its manifest's files, next to files of the user that do not
+  clash with the new run's names).  Any other non-empty folder is refused.
+* **One recorder at a time.**  The folder is locked (``fcntl.flock`` on
+  ``.acres_sim.lock``, which holds the recorder's pid) for the whole run; a
+  second recorder stops, naming the first one's pid.
+* **Replaced as a whole, once the new run starts.**  :meth:`OutputFolder.replace`
+  moves the previous recording's files into ``.acres_sim-previous/``; if
+  the new run then fails to start, :meth:`OutputFolder.restore` removes what
+  it wrote and moves the previous files back, else :meth:`OutputFolder.keep`
+  removes them.  The manifest lists the moved files throughout, so a
+  recorder killed in between leaves nothing the next one cannot clean up.
+* **Whole files.**  :func:`write_atomically` writes a file under a temporary
+  name and renames it: the final name holds the old content or the new, never
+  a part.
+"""
+
+import errno
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from acres_sim import __version__
+
+__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'OutputError', 'OutputFolder', 'part_name',
+           'write_atomically']
+
+MANIFEST = '.acres_sim-files.json'
+LOCK = '.acres_sim.lock'
+ASIDE = '.acres_sim-previous'
+#: The files the recorder itself keeps in the folder (never user data).
+_OWN = {MANIFEST, LOCK, '.' + MANIFEST + '.part'}
+#: The files of a recording made before the manifest existed (relative paths).
+LEGACY_NAMES = ('episode.json', 'report.png', 'gnss.jsonl', 'imu.jsonl', 'ins.jsonl',
+                'truth.jsonl', 'bag/bag.mcap', 'bag/metadata.yaml')
+
+
+class OutputError(Exception):
+    """The output folder cannot be used (one line for the user)."""
+
+
+def part_name(path) -> Path:
+    """The temporary name a file is written under before it is renamed."""
+    path = Path(path)
+    return path.with_name(f'.{path.name}.part')
+
+
+def write_atomically(path, data: bytes, write=None) -> None:
+    """``path`` gets all of ``data`` or keeps what it had: written to
+    :func:`part_name`, synced, renamed.  ``write(part_path)`` instead of data
+    writes the temporary file itself (e.g. a picture).  A failure removes the
+    part file and raises."""
+    path = Path(path)
+    part = part_name(path)
+    try:
+        if write is not None:
+            write(part)
+        else:
+            with open(part, 'wb') as f:
+                f.write(data)
+        with open(part, 'rb') as f:
+            os.fsync(f.fileno())
+        os.replace(part, path)
+    except BaseException:
+        try:
+            part.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def _files_under(folder: Path):
+    """Relative paths of every file and symlink below ``folder``."""
+    for root, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            yield Path(root, name).relative_to(folder).as_posix()
+
+
+class OutputFolder:
+    """``out`` for one recording; see the module docstring.  Use :meth:`open`
+    first, :meth:`close` at the end (the lock is then released)."""
+
+    def __init__(self, out):
+        self.out = Path(out)
+        self.previous = []       # files of the previous recording, relative paths
+        self.new = []            # files the new recording may write
+        self._moved = []         # files of the previous recording moved aside so far
+        self._lock_fd = None
+
+    # -- opening: usable? lock
+
+    def open(self, new_files) -> 'OutputFolder':
+        """Check the folder, create it if need be, lock it.  ``new_files``:
+        the relative paths the new run may write."""
+        self.new = sorted(set(new_files))
+        if self.out.exists() and not self.out.is_dir():
+            raise OutputError(f'{self.out} exists and is not a folder')
+        self._check()                      # before the lock file is put into it
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise OutputError(f'cannot create {self.out}: {err.strerror}') from None
+        self._lock()
+        self.previous = self._check()      # again: a recorder may have finished meanwhile
+        return self
+
+    def _recorded(self):
+        """The files of the recording in the folder, or None when it holds none."""
+        try:
+            manifest = json.loads((self.out / MANIFEST).read_text(encoding='utf-8'))
+            return [f for f in manifest['files'] if (self.out / f).is_file()]
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError):
+            raise OutputError(f'{self.out / MANIFEST} is damaged; not touching {self.out}') \
+                from None
+        try:
+            episode = json.loads((self.out / 'episode.json').read_text(encoding='utf-8'))
+        except (OSError, ValueError):
+            return None
+        if not str(episode.get('software', '')).startswith('acres_sim'):
+            return None
+        agents = [f'agent_{k}/{name}' for k in range(int(episode.get('agents', 1)))
+                  for name in LEGACY_NAMES[2:6]] if episode.get('agents', 1) > 1 else []
+        return [f for f in list(LEGACY_NAMES) + agents if (self.out / f).is_file()]
+
+    def _check(self):
+        """The previous recording's files; OutputError if the folder holds
+        data that is not ours where the new run would write."""
+        if not self.out.is_dir():
+            return []
+        previous = self._recorded()
+        if previous is None:
+            if any(entry.name not in _OWN for entry in os.scandir(self.out)):
+                raise OutputError(f'{self.out} is not empty and not an acres_sim recording; '
+                                  'give --out a new or empty folder')
+            return []
+        ours = set(previous)
+        # where the new run writes: its files, the bag folder (created new), the aside folder
+        places = set(self.new) | {f'bag/{f}' for f in _files_under(self.out / 'bag')} \
+            | {f'{ASIDE}/{f}' for f in _files_under(self.out / ASIDE)}
+        clash = sorted(f for f in places - ours if os.path.lexists(self.out / f))
+        if clash:
+            raise OutputError(f'{self.out / clash[0]} is not a file of the recording there; '
+                              'move it away or give --out another folder')
+        return sorted(previous)
+
+    def _lock(self):
+        path = self.out / LOCK
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            holder = os.read(fd, 64).decode('ascii', 'replace').strip() or '?'
+            os.close(fd)
+            if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise OutputError(f'{self.out} is being recorded into by another acres-sim '
+                                  f'record (pid {holder}); wait for it or give --out '
+                                  'another folder') from None
+            raise OutputError(f'cannot lock {path}: {err.strerror}') from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f'{os.getpid()}\n'.encode('ascii'))
+        self._lock_fd = fd
+
+    def close(self) -> None:
+        """Release the lock (the lock file stays: removing it would race)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- the swap
+
+    def _write_manifest(self, files):
+        text = json.dumps({'software': f'acres_sim {__version__}',
+                           'files': sorted(set(files))}, indent=1) + '\n'
+        write_atomically(self.out / MANIFEST, text.encode('utf-8'))
+
+    def replace(self) -> None:
+        """Before the new run writes its first file: the previous recording's
+        files go into the aside folder (the manifest lists both)."""
+        aside = [f'{ASIDE}/{f}' for f in self.previous]
+        self._write_manifest(self.previous + aside + self.new)
+        for name, moved in zip(self.previous, aside):
+            target = self.out / moved
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.out / name, target)
+            self._moved.append(name)
+        self._prune(self.previous)
+
+    def keep(self) -> None:
+        """The new run has started: the previous recording goes for good."""
+        aside = [f'{ASIDE}/{f}' for f in self._moved]
+        for name in aside:
+            _unlink(self.out / name)
+        self._prune(aside)
+        self._moved = []
+        self._write_manifest(self.new)
+
+    def restore(self) -> None:
+        """The new run failed to start (or :meth:`replace` itself failed part
+        way): remove what the new run wrote, put the previous recording back
+        as it was."""
+        for name in self.new:
+            if name not in self.previous or name in self._moved:
+                _unlink(self.out / name)
+        self._prune(self.new)
+        for name in self._moved:
+            target = self.out / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.out / ASIDE / name, target)
+        self._prune([f'{ASIDE}/{f}' for f in self.previous])
+        self._moved = []
+        if self.previous:
+            self._write_manifest(self.previous)
+        else:
+            _unlink(self.out / MANIFEST)
+
+    def _prune(self, files):
+        """Remove the folders of ``files`` that are left empty (deepest first)."""
+        folders = {parent for f in files for parent in Path(f).parents if str(parent) != '.'}
+        for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+            try:
+                (self.out / folder).rmdir()
+            except OSError:
+                pass            # not empty (the user's files) or gone
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
