@@ -257,3 +257,55 @@ def test_the_folder_of_a_killed_up_is_removed_by_the_next_up(tmp_path, ros_domai
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         up.wait(timeout=30)
+
+
+# --- a node whose parent dies ---------------------------------------------------
+
+# Starts the node of argv[1] and prints its pid; with argv[2] > 0 it kills
+# itself that many seconds later (SIGKILL: nothing of it runs after).
+PARENT = r'''
+import os, signal, subprocess, sys, time
+child = subprocess.Popen([sys.executable, '-m', sys.argv[1]], stdout=subprocess.DEVNULL,
+                         stderr=open(sys.argv[3], 'w'))
+print(child.pid, flush=True)
+if float(sys.argv[2]) > 0:
+    time.sleep(float(sys.argv[2]))
+    os.kill(os.getpid(), signal.SIGKILL)
+child.wait()
+'''
+
+
+@pytest.mark.requires_rclpy
+@pytest.mark.parametrize('module', ['acres_sim.ros.imu_node', 'acres_sim.ros.sim_node'])
+@pytest.mark.parametrize('when', ['starting', 'running'])
+def test_a_node_ends_when_its_parent_is_killed(ros_context, tmp_path, module, when):
+    """As under ``ros2 launch`` stopped with SIGTERM (ros2/launch#666), or any
+    parent that dies: the node notices and exits, whether the parent died
+    while the node was still importing (before it asked for PR_SET_PDEATHSIG)
+    or while it runs."""
+    import rclpy
+
+    log = tmp_path / 'node.log'
+    parent = subprocess.Popen([sys.executable, '-c', PARENT, module,
+                               '0.3' if when == 'starting' else '0', str(log)],
+                              stdout=subprocess.PIPE, text=True)
+    pid = int(parent.stdout.readline())
+    probe = rclpy.create_node('parent_probe')
+    try:
+        if when == 'running':
+            name = module.rsplit('.', 1)[1]
+            deadline = time.monotonic() + 60
+            while name not in probe.get_node_names():
+                assert time.monotonic() < deadline, f'{name} never came up:\n{log.read_text()}'
+                rclpy.spin_once(probe, timeout_sec=0.1)
+            assert alive(pid)
+            parent.kill()
+        parent.wait(timeout=30)
+        wait_for(lambda: not alive(pid), 60, f'end of {module} after its parent')
+    finally:
+        probe.destroy_node()
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        if parent.poll() is None:
+            parent.kill()
+        parent.wait(timeout=30)
