@@ -169,7 +169,8 @@ class SensorNode(Node):
         if self.last_step is not None and k <= self.last_step:
             self.get_logger().warning(
                 f'truth went back from step {self.last_step} to {k}: the sim started again; '
-                f'the {self.sensor} model starts again too')
+                f'the {self.sensor} model starts again too',
+                throttle_duration_sec=LOG_THROTTLE_S)
             self.reset_model()
             self.waiting.clear()
             self.counts['restarts'] += 1
