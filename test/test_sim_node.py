@@ -203,3 +203,13 @@ def test_another_simulator_on_the_domain_stops_the_sim(ros_context):
     finally:
         second.destroy_node()
         first.destroy_node()
+
+
+def test_the_sims_own_clock_listener_is_no_subscriber(ros_context):
+    """Before step 0 the sim listens on /clock for another sim: that is no
+    subscriber for --wait-for-subscribers."""
+    node = make_sim(start_subscribers=1)
+    try:
+        assert '/clock' in [topic for topic, _n, _want in node._missing()]
+    finally:
+        node.destroy_node()

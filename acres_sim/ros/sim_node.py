@@ -311,8 +311,11 @@ class SimNode(Node):
             outputs = [self.clock_pub, *(p for a in self.agents for p in a.pubs.values())]
             if self.publish_tf and self.tf.dynamic is not None:
                 outputs.append(self.tf.dynamic)
-            missing += [(p.topic_name, p.get_subscription_count(), self.start_subscribers)
-                        for p in outputs if p.get_subscription_count() < self.start_subscribers]
+            counts = [(p, p.get_subscription_count()) for p in outputs]
+            if self._clock_probe is not None:     # not a user of /clock: this sim's own probe
+                counts[0] = (self.clock_pub, counts[0][1] - 1)
+            missing += [(p.topic_name, n, self.start_subscribers)
+                        for p, n in counts if n < self.start_subscribers]
         return missing
 
     @staticmethod
@@ -329,6 +332,7 @@ class SimNode(Node):
         """The loop, until ``duration_s`` or the event ``stop``."""
         self.wait_for_sensors(executor, stop)     # alone on the domain: then the static TF
         self.destroy_subscription(self._clock_probe)   # from now on /clock is this sim's
+        self._clock_probe = None
         if stop.is_set():
             return
         self.publish_static_tf()
