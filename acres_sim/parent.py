@@ -7,6 +7,12 @@ way a Ctrl-C does; :func:`parent_gone` covers a parent that died before that
 request (the node was handed to another parent meanwhile).  ``acres-sim up``
 sets the same in its children before they run (:func:`end_with_parent` as the
 ``preexec_fn``).
+
+The kernel sends the signal when the *thread* that started the node ends, so a
+program that starts nodes must do it from a thread that lives as long as they
+should (the main thread, as up, ros2 launch and ros2 run do).  A node started
+from a shell ends with that shell (``nohup`` does not keep it; ``setsid`` or a
+service manager does).
 """
 
 import os
