@@ -11,7 +11,7 @@ sets the same in its children before they run (:func:`end_with_parent` as the
 The kernel sends the signal when the *thread* that started the node ends, so a
 program that starts nodes must do it from a thread that lives as long as they
 should (the main thread, as up, ros2 launch and ros2 run do).  A node started
-from a shell ends with that shell (``nohup`` does not keep it; ``setsid`` or a
+from a shell ends with that shell (``nohup`` does not keep it; ``setsid -f`` or a
 service manager does).
 """
 
