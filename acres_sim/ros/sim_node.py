@@ -240,13 +240,15 @@ class SimNode(Node):
         found = other_simulators(self, topics)
         if found is None:
             return
-        if not self.clock_heard:
-            self.get_logger().info(
-                f'{", ".join(found[1])} publishes {found[0]} too: waiting up to {wait_s:g} s '
-                'in case it is a simulator that was killed and has not left the graph yet')
-        deadline = time.monotonic() + wait_s
-        while found and not self.clock_heard and time.monotonic() < deadline \
+        seen = time.monotonic()
+        said = False
+        while found and not self.clock_heard and time.monotonic() < seen + wait_s \
                 and not stop.is_set():
+            if not said and time.monotonic() > seen + ALONE_S:   # silent: maybe killed
+                said = True
+                self.get_logger().info(
+                    f'{", ".join(found[1])} publishes {found[0]} too: waiting up to {wait_s:g} '
+                    's in case it is a simulator that was killed and has not left the graph yet')
             executor.spin_once(timeout_sec=0.1)
             found = other_simulators(self, topics)
         if found and not stop.is_set():
