@@ -8,10 +8,10 @@ Each node gets a parameter file written into a temporary folder and runs as
 the end, and one left behind by an ``up`` that was killed (SIGKILL) is removed
 by the next ``up`` once that pid is gone (``--print-nodes DIR`` writes the
 files into a folder of the user's, for nodes started by hand).  Their output is
-forwarded line by line with the node's name in front.  Ctrl-C (or SIGTERM) stops them all: SIGINT first, then, after
-a grace period, SIGTERM and SIGKILL.  A node that exits by itself is
-reported; when the sim node ends (its ``duration_s`` reached, or a failure)
-the others are stopped.
+forwarded line by line with the node's name in front.  Ctrl-C (or SIGTERM)
+stops them all: SIGINT first, then, after a grace period, SIGTERM and SIGKILL.
+A node that exits by itself is reported; when the sim node ends (its
+``duration_s`` reached, or a failure) the others are stopped.
 """
 
 from dataclasses import dataclass
