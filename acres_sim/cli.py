@@ -155,8 +155,9 @@ def cmd_bag_repair(args):
 
 
 def cmd_up(args):
+    from acres_sim.network import network_environment
     from acres_sim.rig import RigOptions, rig_nodes
-    from acres_sim.up import params_document, run_nodes
+    from acres_sim.up import run_nodes
 
     if args.duration is not None and not 0.0 < args.duration <= 7 * 86400.0:
         raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= 604800 (a week)')
@@ -176,14 +177,41 @@ def cmd_up(args):
     options = RigOptions(agents=args.agents, route=args.route, rtf=args.rtf,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
-                         site_file=args.opt_site, sim=sim)
+                         site_file=args.opt_site, sim=sim, network=args.network)
     nodes = rig_nodes(args.rig, options)
-    if args.print_nodes:
-        for node in nodes:
-            print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters')
-            print(params_document(node))
-        return 0
+    network = network_environment(args.network)[1]
+    if args.print_nodes is not None:
+        return _print_nodes(nodes, args.print_nodes, network)
+    print(f'acres-sim up: {network}', file=sys.stderr)
     return run_nodes(nodes)
+
+
+def _print_nodes(nodes, folder, network):
+    """``up --print-nodes [DIR]``: each node's command line, and its parameter
+    file -- printed, or written into DIR for the commands to use later."""
+    from acres_sim.up import ParamsFileError, params_document, params_file_name, \
+        shell_command, write_params_files
+
+    if folder:
+        try:
+            paths = write_params_files(nodes, Path(folder).resolve())
+        except ParamsFileError as err:
+            raise UsageError(str(err)) from None
+        print(f'# {network}')
+        for node, path in zip(nodes, paths):
+            print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters '
+                  f'in {path}')
+            print(shell_command(node, path))
+        return 0
+    print(f'# {network}')
+    for node in nodes:
+        name = params_file_name(node)
+        print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters; '
+              f'its command, with this parameter file saved as {name} '
+              '(or use --print-nodes DIR):')
+        print(shell_command(node, name))
+        print(params_document(node))
+    return 0
 
 
 class UsageError(Exception):
@@ -350,8 +378,13 @@ def build_parser():
     up.add_argument('--wait-for-subscribers', type=int, metavar='N',
                     help='before step 0 also wait for N subscribers on every sim topic '
                          '(e.g. 1 for a ros2 bag record started first)')
-    up.add_argument('--print-nodes', action='store_true',
-                    help='print the nodes and their parameter files, start nothing')
+    up.add_argument('--print-nodes', nargs='?', const='', metavar='DIR',
+                    help='print each node\'s command line and parameter file, start nothing; '
+                         'with DIR, write the parameter files there for the printed commands')
+    up.add_argument('--network', choices=['loopback', 'lan'], default='loopback',
+                    help='loopback (default): DDS stays on this machine unless you set '
+                         'ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_LOCALHOST_ONLY or ROS_STATIC_PEERS; '
+                         'lan: other machines on the ROS_DOMAIN_ID see the rig')
     add_config_arguments(up, vehicle_choice=False)
     up.set_defaults(run=cmd_up)
 

@@ -35,6 +35,7 @@ from acres_sim.config.node_params import (AGENT_PARAMS, FAST_OUTPUT_DEPTH, OUTPU
 from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError, check_value
 from acres_sim.core.routes import load_route
+from acres_sim.network import network_environment
 
 __all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'NodeSpec', 'Rig', 'RigOptions', 'agent_parameters',
            'load_rig', 'rig_names', 'rig_nodes', 'ros_parameter_value', 'rigs_dir']
@@ -106,6 +107,7 @@ class RigOptions:
     config_file: Optional[str] = None    # instead of the packaged sensors.yaml
     site_file: Optional[str] = None      # instead of the packaged site.yaml
     sim: dict = field(default_factory=dict)    # other sim node parameters (SIM_PARAMS)
+    network: str = 'loopback'            # 'lan': DDS discovery beyond this machine (network.py)
 
 
 def rigs_dir() -> Path:
@@ -314,7 +316,9 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
             if on:
                 sensors.append(NodeSpec(executable, executable, agent.namespace,
                                         dict(node_params)))
-    env = fast_repair_environment() if sim_values['rtf'] == 0.0 else {}
+    env = network_environment(options.network)[0]
+    if sim_values['rtf'] == 0.0:
+        env.update(fast_repair_environment())
     return [replace(node, env=dict(env))
             for node in [NodeSpec('sim_node', 'sim_node', '', sim), *sensors]]
 

@@ -4,16 +4,20 @@ for machines without ``ros2 launch``.
 
 Each node gets a parameter file written into a temporary folder and runs as
 ``python -m acres_sim.ros.<node> --ros-args -r __node:=NAME -r __ns:=/NS
---params-file FILE``.  Their output is forwarded line by line with the node's
-name in front.  Ctrl-C (or SIGTERM) stops them all: SIGINT first, then, after
-a grace period, SIGTERM and SIGKILL.  A node that exits by itself is
-reported; when the sim node ends (its ``duration_s`` reached, or a failure)
-the others are stopped.
+--params-file FILE``; the folder is named for the pid of ``up`` and removed at
+the end, and one left behind by an ``up`` that was killed (SIGKILL) is removed
+by the next ``up`` once that pid is gone (``--print-nodes DIR`` writes the
+files into a folder of the user's, for nodes started by hand).  Their output is
+forwarded line by line with the node's name in front.  Ctrl-C (or SIGTERM)
+stops them all: SIGINT first, then, after a grace period, SIGTERM and SIGKILL.
+A node that exits by itself is reported; when the sim node ends (its
+``duration_s`` reached, or a failure) the others are stopped.
 """
 
 from dataclasses import dataclass
 import os
 from pathlib import Path
+import shlex
 import signal
 import subprocess
 import sys
@@ -23,9 +27,18 @@ import time
 
 import yaml
 
-__all__ = ['Launched', 'node_command', 'params_document', 'run_nodes']
+from acres_sim.parent import end_with_parent
+
+__all__ = ['Launched', 'node_command', 'params_document', 'params_file_name', 'run_nodes',
+           'shell_command', 'write_params_files']
 
 GRACE_S = 5.0
+FOLDER_PREFIX = 'acres-sim-up-'       # + pid of up + '-' + random: its parameter files
+PARAMS_MARK = '# acres-sim up: parameters of '   # first line of every parameter file it writes
+
+
+class ParamsFileError(Exception):
+    """A parameter file that cannot be written (one line for the user)."""
 
 
 def params_document(node):
@@ -37,8 +50,13 @@ def params_document(node):
         for group in groups:
             branch = branch.setdefault(group, {})
         branch[leaf] = value
-    return yaml.safe_dump({'/**': {'ros__parameters': tree}}, default_flow_style=None,
-                          sort_keys=False)
+    return PARAMS_MARK + node.full_name + '\n' + yaml.safe_dump(
+        {'/**': {'ros__parameters': tree}}, default_flow_style=None, sort_keys=False)
+
+
+def params_file_name(node):
+    """The parameter file's name of a node: its full name, e.g. agent1.imu_node.yaml."""
+    return node.full_name.strip('/').replace('/', '.') + '.yaml'
 
 
 def node_command(node, params_file):
@@ -52,6 +70,72 @@ def node_command(node, params_file):
     return command + ['--params-file', str(params_file)]
 
 
+def shell_command(node, params_file):
+    """The command of ``node`` as one shell line, with the variables ``up`` adds
+    for it (the network, the Fast DDS profile) in front."""
+    env = [f'{name}={value}' for name, value in sorted(node.env.items())]
+    return shlex.join((['env', *env] if env else []) + node_command(node, params_file))
+
+
+def _written_by_up(path):
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.readline().startswith(PARAMS_MARK)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def write_params_files(nodes, folder):
+    """Write each node's parameter file into ``folder`` (made if need be); the
+    paths.  A file there that ``up`` did not write is never replaced: then
+    ParamsFileError, and nothing is written."""
+    folder = Path(folder)
+    paths = [folder / params_file_name(node) for node in nodes]
+    for path in paths:
+        if os.path.lexists(path) and not _written_by_up(path):
+            raise ParamsFileError(f'{path} exists and is not a parameter file of acres-sim '
+                                  'up; not replacing it (choose another folder)')
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for node, path in zip(nodes, paths):
+            tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
+            tmp.write_text(params_document(node), encoding='utf-8')
+            os.replace(tmp, path)
+    except OSError as err:
+        raise ParamsFileError(f'cannot write the parameter files into {folder}: '
+                              f'{err.strerror or err}') from None
+    return paths
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_folders(parent=None):
+    """Remove the parameter folders that an ``up`` killed before its cleanup left
+    in ``parent`` (the temporary folder): this user's, whose pid is gone, and
+    only the parameter files ``up`` wrote (a folder with anything else stays)."""
+    parent = Path(tempfile.gettempdir() if parent is None else parent)
+    for folder in parent.glob(FOLDER_PREFIX + '*-*'):
+        pid = folder.name[len(FOLDER_PREFIX):].split('-', 1)[0]
+        try:
+            if not pid.isdigit() or _pid_alive(int(pid)) or folder.is_symlink() \
+                    or folder.stat().st_uid != os.getuid():
+                continue
+            for path in folder.iterdir():
+                if path.suffix == '.yaml' and path.is_file() and _written_by_up(path):
+                    path.unlink()
+            folder.rmdir()
+        except OSError:
+            continue
+
+
 def child_environment(environ=None):
     """The environment of a node: this one, so the ROS settings travel.  The
     ROS wheels re-execute Python to set LD_LIBRARY_PATH unless
@@ -61,16 +145,6 @@ def child_environment(environ=None):
         env.pop('_ROS_WHEELS_BOOTSTRAP_COMPLETE', None)
     env['PYTHONUNBUFFERED'] = '1'
     return env
-
-
-def _end_with_parent():
-    """In the child, before it runs the node: SIGTERM when ``acres-sim up``
-    dies, however it dies (Linux: prctl PR_SET_PDEATHSIG), so no node outlives it."""
-    if sys.platform.startswith('linux'):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @dataclass
@@ -109,17 +183,16 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
         if on_main else {}
     launched = []
     failed = False
-    with tempfile.TemporaryDirectory(prefix='acres-sim-up-') as folder:
+    remove_dead_folders()
+    with tempfile.TemporaryDirectory(prefix=f'{FOLDER_PREFIX}{os.getpid()}-') as folder:
         try:
-            for i, node in enumerate(nodes):
-                params = Path(folder) / f'{i:02d}_{node.executable}.yaml'
-                params.write_text(params_document(node), encoding='utf-8')
+            for node, params in zip(nodes, write_params_files(nodes, folder)):
                 process = subprocess.Popen(
                     node_command(node, params), env={**child_environment(), **node.env},
                     text=True,
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True,    # Ctrl-C reaches them from us, in order
-                    preexec_fn=_end_with_parent)
+                    preexec_fn=end_with_parent)   # no node outlives up
                 label = node.full_name.lstrip('/')
                 reader = threading.Thread(target=_forward, args=(process.stdout, label, out, lock),
                                           daemon=True)

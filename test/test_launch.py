@@ -55,7 +55,7 @@ RIG_FILE = 'rig'
 OPTION_ARGUMENTS = {
     'seed', 'noise', 'agents', 'route', 'use_sim_time', 'rtf', 'duration', 'cmd_vel_type',
     'publish_tf', 'follow_route', 'start_timeout', 'wait_for_subscribers', 'lookahead', 'gnss',
-    'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site'}
+    'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site', 'network'}
 
 # How long launch may take to start the processes, and the sim to end.
 START_TIMEOUT = 30.0
@@ -192,7 +192,7 @@ def test_arguments_map_to_rig_options():
         'start_timeout': '5', 'follow_route': 'false', 'wait_for_subscribers': '1',
         'lookahead': '3', 'gnss': 'true', 'imu': 'false', 'ins': 'true', 'gnss_hz': '5',
         'imu_hz': '100.0', 'delay': '0', 'gnss_start': 'cold', 'config': '/x/sensors.yaml',
-        'site': 'site.yaml', 'rig': 'ignored here'}
+        'site': 'site.yaml', 'network': 'lan', 'rig': 'ignored here'}
     assert options_from_launch_arguments(values) == RigOptions(
         seed=7, noise=False, agents=3, route='loop', rtf=0, duration_s=12.5,
         use_sim_time=False,
@@ -200,7 +200,8 @@ def test_arguments_map_to_rig_options():
                    'gnss.hz': 5, 'imu.hz': 100.0, 'delay_s': 0, 'gnss.start': 'cold'},
         config_file='/x/sensors.yaml', site_file='site.yaml',
         sim={'cmd_vel.type': 'twist_stamped', 'publish_tf': False, 'start_timeout_s': 5,
-             'follow_route': False, 'start_subscribers': 1, 'lookahead_steps': 3})
+             'follow_route': False, 'start_subscribers': 1, 'lookahead_steps': 3},
+        network='lan')
 
 
 def test_empty_or_missing_arguments_are_not_given():
@@ -231,6 +232,7 @@ def test_text_arguments_stay_text():
     ({'gnss_start': 'warm'}, "gnss.start = 'warm'"),
     ({'route': 'nowhere'}, "unknown route 'nowhere'"),
     ({'config': '/no/such/sensors.yaml'}, '/no/such/sensors.yaml'),
+    ({'network': 'wifi'}, "network = 'wifi'; allowed: loopback or lan"),
 ])
 def test_bad_arguments_raise_one_line_config_error(values, message):
     """A wrong argument value ends in a one-line ConfigError that names it."""
@@ -281,7 +283,28 @@ def launched_nodes(name, arguments):
     context.launch_configurations.update(arguments)
     functions = [e for e in description.entities if isinstance(e, OpaqueFunction)]
     assert len(functions) == 1, f'{name}.launch.py: {len(functions)} OpaqueFunctions'
-    return functions[0].execute(context), context
+    from launch_ros.actions import Node
+
+    actions = functions[0].execute(context)
+    return [a for a in actions if isinstance(a, Node)], context
+
+
+def launched_log_lines(name, arguments):
+    """The messages of the LogInfo actions launch/<name>.launch.py makes."""
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
+    from launch.utilities import perform_substitutions
+
+    description = load_launch_description(name)
+    context = LaunchContext()
+    for action in description.entities:
+        if isinstance(action, DeclareLaunchArgument):
+            context.launch_configurations[action.name] = \
+                perform_substitutions(context, action.default_value)
+    context.launch_configurations.update(arguments)
+    function, = [e for e in description.entities if isinstance(e, OpaqueFunction)]
+    return [perform_substitutions(context, a.msg) for a in function.execute(context)
+            if isinstance(a, LogInfo)]
 
 
 def evaluated_parameters(node, context):
@@ -346,6 +369,33 @@ def test_launched_nodes_are_rig_nodes(name, arguments, rig):
     assert isinstance(getattr(nodes[0], '_ExecuteLocal__on_exit', None), Shutdown), \
         'the sim node\'s exit must shut the launch down'
     assert all(getattr(node, '_ExecuteLocal__on_exit', None) is None for node in nodes[1:])
+
+
+@pytest.mark.parametrize('arguments, user, env, said', [
+    ({}, {}, {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}, 'DDS stays on this machine'),
+    ({}, {'ROS_DISTRO': 'humble'}, {'ROS_LOCALHOST_ONLY': '1'}, 'ROS_LOCALHOST_ONLY=1'),
+    ({'network': 'lan'}, {}, {}, 'on the local network'),
+    ({}, {'ROS_STATIC_PEERS': '192.0.2.7'}, {}, 'as you set it: ROS_STATIC_PEERS=192.0.2.7'),
+])
+def test_launched_nodes_stay_on_loopback_unless_asked(monkeypatch, arguments, user, env, said):
+    """Every Node gets the loopback variables unless network:=lan or the user set
+    discovery variables, and the launch says so in one LogInfo."""
+    import_launch()
+    for name in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY', 'ROS_STATIC_PEERS',
+                 'ROS_DISTRO'):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in user.items():
+        monkeypatch.setenv(name, value)
+    from launch.utilities import perform_substitutions
+
+    nodes, context = launched_nodes('polaris', arguments)
+    for node in nodes:
+        # launch 3.4 keeps additional_env as (substitutions, substitutions) pairs
+        added = {perform_substitutions(context, k): perform_substitutions(context, v)
+                 for k, v in node.additional_env or []}
+        assert {k: v for k, v in added.items() if k.startswith('ROS_')} == env
+    lines = launched_log_lines('polaris', arguments)
+    assert len(lines) == 1 and said in lines[0], lines
 
 
 def test_launched_bad_argument_raises_config_error():

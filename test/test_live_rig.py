@@ -417,3 +417,35 @@ def test_up_reports_a_dead_node_and_ctrl_c_stops_the_rest(ros_context, ros_child
     assert '/imu_node exited with status -9' in output
     assert '[sim_node]' in output and 'simulated' in output     # the sim's summary, forwarded
     assert not any(Path(f'/proc/{pid}').exists() for pid in nodes)
+
+
+def test_a_second_rig_on_the_domain_stops_with_one_line(ros_context, ros_child):
+    """Two rigs on one ROS_DOMAIN_ID: the second one's sim hears the first one's
+    /clock before its step 0 and stops, naming it and how to pick another
+    domain (up exits non-zero); the first rig goes on, its sensor nodes never
+    see another truth."""
+    import signal
+
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+
+    node = rclpy.create_node('two_rigs_probe')
+    probe = Probe(node, {'/clock': Clock})
+    first = ros_child(up_args('--rig', 'polaris'))
+    probe.spin_until(lambda: probe.got['/clock'], DISCOVERY_TIMEOUT, '/clock of the first rig',
+                     first)
+    second = ros_child(up_args('--rig', 'polaris'))
+    code, output = run_until_exit(probe, second, DISCOVERY_TIMEOUT + 60, 'the second rig to stop')
+    assert code != 0, output
+    refused = [line for line in output.splitlines() if 'another simulator runs on' in line]
+    assert len(refused) == 1, output
+    assert '/sim_node publishes /clock too' in refused[0]
+    assert 'ROS_DOMAIN_ID=' in refused[0] and '/sim_node exited with status 2' in output
+    count = len(probe.got['/clock'])
+    probe.spin_until(lambda: len(probe.got['/clock']) > count + 120, 30, 'the first rig going on',
+                     first)
+    first.process.send_signal(signal.SIGINT)
+    first.process.wait(timeout=60)
+    output = first.stop()
+    assert first.process.returncode == 130, output
+    assert 'truth went back' not in output and 'gap in the truth' not in output, output

@@ -210,3 +210,60 @@ def test_parameter_file_and_command_of_a_node(tmp_path):
     assert command[1:] == ['-m', 'acres_sim.ros.imu_node', '--ros-args', '-r',
                            '__node:=imu_node', '-r', '__ns:=/agent1', '--params-file',
                            str(tmp_path / 'p.yaml')]
+
+
+DISCOVERY = ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY', 'ROS_STATIC_PEERS',
+             'ROS_DISTRO')
+LOOPBACK = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+
+
+def ros_env(node):
+    return {k: v for k, v in node.env.items() if k.startswith('ROS_')}
+
+
+@pytest.mark.parametrize('user, network, added, said', [
+    ({}, 'loopback', LOOPBACK, 'DDS stays on this machine'),
+    ({'ROS_DISTRO': 'jazzy'}, 'loopback', LOOPBACK, 'ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST'),
+    ({'ROS_DISTRO': 'humble'}, 'loopback', {'ROS_LOCALHOST_ONLY': '1'}, 'ROS_LOCALHOST_ONLY=1'),
+    ({}, 'lan', {}, 'on the local network'),
+    ({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'}, 'loopback', {},
+     'as you set it: ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET'),
+    ({'ROS_LOCALHOST_ONLY': '0'}, 'loopback', {}, 'as you set it: ROS_LOCALHOST_ONLY=0'),
+    ({'ROS_STATIC_PEERS': '192.0.2.7'}, 'loopback', {}, 'ROS_STATIC_PEERS=192.0.2.7'),
+    ({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}, 'lan', {}, 'as you set it'),
+])
+def test_nodes_stay_on_loopback_unless_the_user_chose(monkeypatch, user, network, added, said):
+    """Every node of the rig gets the loopback variables when the user set none of
+    the discovery variables and did not ask for the LAN; the line says which."""
+    from acres_sim.network import network_environment
+
+    for name in DISCOVERY:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in user.items():
+        monkeypatch.setenv(name, value)
+    nodes = rig_nodes('mixed', RigOptions(network=network))
+    assert [ros_env(node) for node in nodes] == [added] * len(nodes)
+    env, line = network_environment(network)
+    assert env == added and said in line and '\n' not in line
+
+
+def test_an_unknown_network_is_a_config_error():
+    with pytest.raises(ConfigError, match="network = 'wifi'; allowed: loopback or lan"):
+        rig_nodes('polaris', RigOptions(network='wifi'))
+
+
+def test_the_printed_command_carries_the_nodes_environment(monkeypatch, tmp_path):
+    """up's shell line: the node's variables in front, then its command, quoted."""
+    import shlex
+
+    from acres_sim.up import shell_command
+
+    for name in DISCOVERY:
+        monkeypatch.delenv(name, raising=False)
+    node = rig_nodes('polaris', RigOptions(rtf=0.0))[0]
+    path = tmp_path / 'a dir' / 'sim_node.yaml'
+    words = shlex.split(shell_command(node, path))
+    assert words[0] == 'env'
+    assert 'ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST' in words
+    assert any(w.startswith('FASTRTPS_DEFAULT_PROFILES_FILE=') for w in words)
+    assert words[-len(node_command(node, path)):] == node_command(node, path)

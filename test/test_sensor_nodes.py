@@ -218,3 +218,22 @@ def test_one_imu_message_is_the_batch_encoders(ros_context):
         values = rng.normal(size=6) * [1, 1, 9.8, 0.1, 0.1, 0.5]
         expected = batches.imu_raw(values.reshape(1, 6), [stamp], 'agent3/imu_link').payload
         assert one.encode(stamp, values[:3].tolist(), values[3:].tolist()) == expected
+
+
+def test_two_truth_streams_give_one_warning_not_one_per_message(ros_context, reference, capfd):
+    """Truth of two sims interleaved (two rigs on one domain): every message goes
+    back in time, the warning is throttled."""
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, _, _ = reference
+    node = make_node(ImuNode)
+    try:
+        delivered(node)
+        messages = truth_messages(states[:240])
+        for a, b in zip(messages, messages):
+            node._take_truth(a)
+            node._take_truth(b)
+        assert node.counts['restarts'] >= 200
+        assert capfd.readouterr().err.count('truth went back') == 1
+    finally:
+        node.destroy_node()

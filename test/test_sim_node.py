@@ -90,3 +90,126 @@ def test_bad_parameters_are_one_config_error(ros_context, parameters, message):
 
     with pytest.raises(ConfigError, match=message):
         make_sim(**parameters)
+
+
+PUBLISHER = """
+import sys, rclpy
+from geometry_msgs.msg import Twist, TwistStamped
+from std_msgs.msg import String
+rclpy.init()
+node = rclpy.create_node('teleop')
+node.create_publisher({'Twist': Twist, 'TwistStamped': TwistStamped, 'String': String}[sys.argv[1]],
+                      '/cmd_vel', 10)
+print('ready', flush=True)
+sys.stdin.read()              # until the test closes stdin
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+def cmd_vel_lines(node, executor, capfd, seen, timeout=30.0):
+    """Pass the sim's input loop (a graph check each pass) until it has warned of
+    /cmd_vel or ``timeout``; the warning lines so far added to ``seen``."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        node._graph_checked = 0.0                 # as if a check period had passed
+        node.poll_inputs(executor)
+        seen += [line for line in capfd.readouterr().err.splitlines() if '/cmd_vel' in line]
+        if seen:
+            break
+        time.sleep(0.05)
+    return seen
+
+
+@pytest.mark.parametrize('cmd_vel_type, publisher, switch', [
+    ('twist', 'TwistStamped', "set cmd_vel.type twist_stamped (acres-sim up --cmd-vel-type "
+                              "twist_stamped, launch cmd_vel_type:=twist_stamped)"),
+    ('twist_stamped', 'Twist', 'set cmd_vel.type twist (acres-sim up --cmd-vel-type twist'),
+    ('twist', 'String', 'cmd_vel.type takes twist (geometry_msgs/msg/Twist) or twist_stamped'),
+])
+def test_a_cmd_vel_publisher_of_another_type_is_named_once(ros_context, ros_child, capfd,
+                                                           cmd_vel_type, publisher, switch):
+    """A cmd_vel publisher (another process) whose type the sim does not
+    subscribe to: one throttled warning naming it, both types and the option
+    that switches."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    teleop = ros_child(['-c', PUBLISHER, publisher])
+    assert teleop.process.stdout.readline().strip() == 'ready', teleop.stop()
+    node = make_sim(**{'cmd_vel.type': cmd_vel_type})
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        lines = cmd_vel_lines(node, executor, capfd, [])
+        for _ in range(3):                        # more checks: no more lines (throttled)
+            cmd_vel_lines(node, executor, capfd, lines, timeout=0.0)
+        package = 'std_msgs' if publisher == 'String' else 'geometry_msgs'
+        assert len(lines) == 1, lines
+        assert f'/teleop publishes {package}/msg/{publisher} on /cmd_vel' in lines[0]
+        expected = 'TwistStamped' if cmd_vel_type == 'twist_stamped' else 'Twist'
+        assert f'the sim takes geometry_msgs/msg/{expected} (cmd_vel.type {cmd_vel_type})' \
+            in lines[0] and switch in lines[0]
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        teleop.stop()
+
+
+def test_a_matching_cmd_vel_publisher_is_no_warning(ros_context, ros_child, capfd):
+    import time
+
+    from rclpy.executors import SingleThreadedExecutor
+
+    teleop = ros_child(['-c', PUBLISHER, 'Twist'])
+    assert teleop.process.stdout.readline().strip() == 'ready', teleop.stop()
+    node = make_sim()
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        deadline = time.monotonic() + 30
+        while not node.count_publishers('/cmd_vel') and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert node.count_publishers('/cmd_vel') == 1
+        assert cmd_vel_lines(node, executor, capfd, [], timeout=0.5) == []
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        teleop.stop()
+
+
+def test_another_simulator_on_the_domain_stops_the_sim(ros_context):
+    """A second sim node (same name, as a second rig's) publishing /clock and the
+    truth: refused in one line that names it and how to pick another domain,
+    once it has had its time to leave; a sim alone goes on at once."""
+    import threading
+
+    from rclpy.executors import SingleThreadedExecutor
+
+    from acres_sim.config import ConfigError
+
+    executor = SingleThreadedExecutor()
+    stop = threading.Event()
+    first = make_sim()
+    first.refuse_other_simulators(executor, stop, wait_s=0.0)
+    second = make_sim()
+    try:
+        with pytest.raises(ConfigError) as caught:
+            second.refuse_other_simulators(executor, stop, wait_s=0.5)
+        text = str(caught.value)
+        assert 'another simulator runs on ROS_DOMAIN_ID' in text and '/sim_node' in text
+        assert 'publishes /clock too' in text and 'ROS_DOMAIN_ID=' in text and '\n' not in text
+    finally:
+        second.destroy_node()
+        first.destroy_node()
+
+
+def test_the_sims_own_clock_listener_is_no_subscriber(ros_context):
+    """Before step 0 the sim listens on /clock for another sim: that is no
+    subscriber for --wait-for-subscribers."""
+    node = make_sim(start_subscribers=1)
+    try:
+        assert '/clock' in [topic for topic, _n, _want in node._missing()]
+    finally:
+        node.destroy_node()

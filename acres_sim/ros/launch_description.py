@@ -12,6 +12,10 @@ into RigOptions.  It needs no launch, so it can be tested anywhere; launch and
 launch_ros are imported only inside the functions that build launch actions.
 A wrong value ends the launch with the one line of its ConfigError (launch
 prints it as "Caught exception in launch ...") and exit status 1.
+
+DDS stays on this machine unless ``network:=lan`` or the user set the ROS
+discovery variables (:mod:`acres_sim.network`, as for ``acres-sim up``): the
+nodes get the variables in their environment and the launch logs one line.
 """
 
 from dataclasses import dataclass
@@ -22,6 +26,7 @@ import yaml
 from acres_sim.config.node_params import SIM_PARAMS
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
+from acres_sim.network import NETWORKS, network_environment
 from acres_sim.rig import RigOptions, rig_names, rig_nodes
 
 __all__ = ['Argument', 'launch_arguments', 'options_from_launch_arguments',
@@ -115,6 +120,11 @@ def launch_arguments(rig=None):
         Argument('config', '', 'Sensor configuration file instead of the packaged '
                                "sensors.yaml (YAML, or the game's sensors.json)."),
         Argument('site', '', 'Site georeference file instead of the packaged site.yaml.'),
+        Argument('network', NETWORKS[0], 'loopback: DDS stays on this machine unless '
+                                         'ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_LOCALHOST_ONLY or '
+                                         'ROS_STATIC_PEERS is set; lan: other machines on the '
+                                         'ROS_DOMAIN_ID see the rig. Allowed: '
+                                         + ' or '.join(NETWORKS) + '.'),
     ]
 
 
@@ -159,7 +169,8 @@ def options_from_launch_arguments(values):
     return RigOptions(seed=value('seed'), noise=value('noise'), agents=value('agents'),
                       route=path('route'), rtf=value('rtf'), duration_s=value('duration'),
                       use_sim_time=use_sim_time, overrides=overrides,
-                      config_file=path('config'), site_file=path('site'), sim=sim)
+                      config_file=path('config'), site_file=path('site'), sim=sim,
+                      network=given.get('network', NETWORKS[0]))
 
 
 def rig_launch_description(rig=None):
@@ -176,14 +187,19 @@ def rig_launch_description(rig=None):
 
 
 def launch_nodes(context, rig=None):
-    """The Node actions of ``rig`` with the launch arguments of ``context``
-    (the body of the OpaqueFunction; a ConfigError ends the launch)."""
+    """A LogInfo of where DDS goes, then the Node actions of ``rig`` with the
+    launch arguments of ``context`` (the body of the OpaqueFunction; a
+    ConfigError ends the launch)."""
+    from launch.actions import LogInfo
     from launch.substitutions import LaunchConfiguration
 
     values = {a.name: LaunchConfiguration(a.name, default='').perform(context)
               for a in launch_arguments(rig)}
     rig = rig or os.path.expanduser(values.pop('rig').strip() or DEFAULT_RIG)
-    return [node_action(spec) for spec in rig_nodes(rig, options_from_launch_arguments(values))]
+    options = options_from_launch_arguments(values)
+    nodes = rig_nodes(rig, options)
+    return [LogInfo(msg=network_environment(options.network)[1]),
+            *(node_action(spec) for spec in nodes)]
 
 
 def node_action(spec):

@@ -45,6 +45,7 @@ from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, Truth
+from acres_sim.parent import end_with_parent, parent_gone
 from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
@@ -168,7 +169,8 @@ class SensorNode(Node):
         if self.last_step is not None and k <= self.last_step:
             self.get_logger().warning(
                 f'truth went back from step {self.last_step} to {k}: the sim started again; '
-                f'the {self.sensor} model starts again too')
+                f'the {self.sensor} model starts again too',
+                throttle_duration_sec=LOG_THROTTLE_S)
             self.reset_model()
             self.waiting.clear()
             self.counts['restarts'] += 1
@@ -285,7 +287,13 @@ def run_node(node_class, args=None):
     """Start ``node_class`` (a SensorNode, or the SimNode) on its
     ``make_executor()``, let it ``serve`` until SIGINT / SIGTERM, then let its
     subscribers have what it published; a configuration mistake is one line
-    on stderr and exit status 2."""
+    on stderr and exit status 2.  The node ends with the process that started
+    it (acres_sim.parent)."""
+    end_with_parent()                  # SIGTERM when the parent dies (ros2/launch#666)
+    if parent_gone():
+        print(f'{node_class.executable}: the process that started it has ended; not starting',
+              file=sys.stderr)
+        return 1
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:

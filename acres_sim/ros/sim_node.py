@@ -25,7 +25,11 @@ every vehicle's sensor nodes are ready, so they see the whole run.
 ``cmd_vel`` (Twist or TwistStamped, ``cmd_vel.type``) overrides the route
 follower of its vehicle: non-finite commands are refused, others clamped to
 the vehicle's limits (throttled warnings); a command older than
-``cmd_vel.timeout_s`` of sim time stops the vehicle.
+``cmd_vel.timeout_s`` of sim time stops the vehicle; a cmd_vel publisher of the
+other type is named in a (throttled) warning.  Before step 0 the sim makes sure
+it is alone on its domain: another publisher of ``/clock`` or of its truth
+(another rig) stops it with one line (exit status 2) -- at once if that one's
+``/clock`` is heard, else if it has not left the graph within OTHER_SIM_WAIT_S.
 """
 
 from collections import deque
@@ -56,6 +60,7 @@ from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
+from acres_sim.ros.graph_checks import cmd_vel_mismatches, other_simulator_error, other_simulators
 from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
@@ -76,6 +81,10 @@ SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) th
 STUCK_S = 10.0                  # a reporter whose step stays put this long is not waited for
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
+ALONE_S = 1.0                   # before step 0: listen this long at least for another simulator
+OTHER_SIM_WAIT_S = 25.0         # ... and wait this long for one to leave (a killed rig stays in
+                                # the graph until its participant's lease, 20 s, runs out)
+GRAPH_CHECK_S = 1.0             # look for cmd_vel publishers of the wrong type this often
 LATENCY_SAMPLES = 100_000       # INS latencies kept for the summary (the last ones)
 
 
@@ -165,6 +174,11 @@ class SimNode(Node):
             self.progress_subs.append((self.create_subscription(
                 Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS), handler))
         self._spun = 0.0
+        self._graph_checked = 0.0
+        # Before step 0 this sim publishes no /clock: one heard then is another sim's.
+        self.clock_heard = False
+        self._clock_probe = self.create_subscription(
+            Clock, '/clock', self._on_other_clock, COMMAND_QOS, raw=True)
         # the last step: duration_s, or the reach of the INS year table (two years)
         self.last_steps = int(round((self.duration_s or FOREVER_S) * PHYSICS_HZ))
         self.step = 0                 # the next step to compute
@@ -203,6 +217,42 @@ class SimNode(Node):
         if now - self._spun > SERVICE_PERIOD_S:
             self._spun = now
             executor.spin_once(timeout_sec=0.0)
+        if now - self._graph_checked > GRAPH_CHECK_S:
+            self._graph_checked = now
+            self.check_cmd_vel_types()
+
+    def check_cmd_vel_types(self):
+        """Warn (throttled) of cmd_vel publishers whose type the sim does not take."""
+        problem = cmd_vel_mismatches(self, [a.topic('cmd_vel') for a in self.agents],
+                                     self.cmd_vel_type)
+        if problem:
+            self.get_logger().warning(problem, throttle_duration_sec=LOG_THROTTLE_S)
+
+    def _on_other_clock(self, _data):
+        self.clock_heard = True
+
+    def refuse_other_simulators(self, executor, stop, wait_s=OTHER_SIM_WAIT_S):
+        """ConfigError (one line) if another node publishes /clock or a vehicle's
+        truth: at once if its /clock is heard (it runs), else if it is still
+        there after ``wait_s`` (one that was killed leaves the graph only when
+        its lease runs out)."""
+        topics = ['/clock', *(a.topic(TRUTH_TOPIC) for a in self.agents)]
+        found = other_simulators(self, topics)
+        if found is None:
+            return
+        seen = time.monotonic()
+        said = False
+        while found and not self.clock_heard and time.monotonic() < seen + wait_s \
+                and not stop.is_set():
+            if not said and time.monotonic() > seen + ALONE_S:   # silent: maybe killed
+                said = True
+                self.get_logger().info(
+                    f'{", ".join(found[1])} publishes {found[0]} too: waiting up to {wait_s:g} '
+                    's in case it is a simulator that was killed and has not left the graph yet')
+            executor.spin_once(timeout_sec=0.1)
+            found = other_simulators(self, topics)
+        if found and not stop.is_set():
+            raise ConfigError(other_simulator_error(self, *found))
 
     def poll_progress(self):
         for sub, handler in self.progress_subs:
@@ -223,19 +273,26 @@ class SimNode(Node):
     def wait_for_sensors(self, executor, stop):
         """Before step 0, until every vehicle's sensor nodes are ready (both
         sides of the truth matched, so none misses a step), and with
-        ``start_subscribers``, every topic has that many subscribers (or the timeout)."""
+        ``start_subscribers``, every topic has that many subscribers (or the timeout).
+        Meanwhile (ALONE_S at least) it looks for another simulator on the domain."""
         if self.start_timeout_s <= 0:
+            self.refuse_other_simulators(executor, stop)
             return
         deadline = time.monotonic() + self.start_timeout_s
+        alone_until = time.monotonic() + ALONE_S
         missing = self._missing()
         if missing:
             self.get_logger().info(
                 f'waiting up to {self.start_timeout_s:g} s (start_timeout_s) for '
                 + ', '.join(f'{topic}: {want}' for topic, _n, want in missing))
-        while missing and time.monotonic() < deadline and not stop.is_set():
+        while (missing or time.monotonic() < alone_until) and time.monotonic() < deadline \
+                and not stop.is_set():
             executor.spin_once(timeout_sec=0.02)
             self.poll_progress()
+            self.refuse_other_simulators(executor, stop)
             missing = self._missing()
+        self.refuse_other_simulators(executor, stop)
+        self.check_cmd_vel_types()
         if missing:
             self.get_logger().warning(
                 f'starting without all subscribers after {self.start_timeout_s:g} s: '
@@ -256,8 +313,11 @@ class SimNode(Node):
             outputs = [self.clock_pub, *(p for a in self.agents for p in a.pubs.values())]
             if self.publish_tf and self.tf.dynamic is not None:
                 outputs.append(self.tf.dynamic)
-            missing += [(p.topic_name, p.get_subscription_count(), self.start_subscribers)
-                        for p in outputs if p.get_subscription_count() < self.start_subscribers]
+            counts = [(p, p.get_subscription_count()) for p in outputs]
+            if self._clock_probe is not None:     # not a user of /clock: this sim's own probe
+                counts[0] = (self.clock_pub, counts[0][1] - 1)
+            missing += [(p.topic_name, n, self.start_subscribers)
+                        for p, n in counts if n < self.start_subscribers]
         return missing
 
     @staticmethod
@@ -272,10 +332,12 @@ class SimNode(Node):
 
     def run(self, executor, stop):
         """The loop, until ``duration_s`` or the event ``stop``."""
-        self.publish_static_tf()
-        self.wait_for_sensors(executor, stop)
+        self.wait_for_sensors(executor, stop)     # alone on the domain: then the static TF
+        self.destroy_subscription(self._clock_probe)   # from now on /clock is this sim's
+        self._clock_probe = None
         if stop.is_set():
             return
+        self.publish_static_tf()
         pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'at rtf {self.rtf:g}'
         self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
                                + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped'))
@@ -330,14 +392,18 @@ class SimNode(Node):
         not moved on for STUCK_S (the sim never waits for ever)."""
         present = self._sensor_nodes_present()
         now = time.monotonic()
+        left = [name for name in names if name not in present]
+        stuck = [f'{name} (at step {self.progress[name][1]})' for name in names
+                 if name in present and now - self.progress[name][2] > STUCK_S]
+        if left:      # throttled: a node of the same name may come and go again
+            self.get_logger().warning(f'{", ".join(left)} left: not waiting for it any more',
+                                      throttle_duration_sec=LOG_THROTTLE_S)
+        if stuck:
+            self.get_logger().warning(f'{", ".join(stuck)} has not moved on for {STUCK_S:g} s: '
+                                      'not waiting for it any more',
+                                      throttle_duration_sec=LOG_THROTTLE_S)
         for name in names:
-            if name not in present:
-                self.get_logger().warning(f'{name} left: not waiting for it any more')
-                del self.progress[name]
-            elif now - self.progress[name][2] > STUCK_S:
-                self.get_logger().warning(f'{name} has not moved on for {STUCK_S:g} s (at step '
-                                          f'{self.progress[name][1]}): not waiting for it any '
-                                          'more')
+            if name not in present or now - self.progress[name][2] > STUCK_S:
                 del self.progress[name]
 
     def _wait_for_sensors_to_finish(self, stop):
