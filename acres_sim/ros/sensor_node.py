@@ -20,10 +20,9 @@ waits for it at rtf 0).
 """
 
 from collections import deque
-import signal
+import os
 import struct
 import sys
-import threading
 import time
 
 import numpy as np
@@ -51,9 +50,11 @@ from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
+from acres_sim.stop_signals import StopSignals
+from acres_sim.warmup import warm_truth, warmed
 from acres_sim.topics import TRUTH_TOPIC
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'run_node', 'step_from_stamp',
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'exit_now', 'run_node', 'step_from_stamp',
            'truth_layout']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
@@ -112,7 +113,7 @@ class SensorNode(Node):
         self._layout = truth_layout(self.frame_prefix)
         self._stamp_at, self._pose_at, self._twist_at = truth_offsets(self._layout)
         self._state[S_QX + 3] = 1.0
-        truth_from_state(self._state, self._com)      # compiled (or loaded) before the truth
+        warmed(self.get_logger().info, [truth_from_state], warm_truth)   # before the truth
         self.waiting = deque()        # (delivery step, sample step, row)
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
@@ -213,7 +214,7 @@ class SensorNode(Node):
         return fast_executor()
 
     def serve(self, executor, stop):
-        """Spin until the event ``stop`` (the EventsExecutor's own spin() keeps
+        """Spin until ``stop`` is set (a StopSignals; the EventsExecutor's own spin() keeps
         a core busy in rclpy 7.1, so a loop of spin_once)."""
         while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
@@ -248,29 +249,6 @@ def _stamp(k):
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
-class StopSignals:
-    """SIGINT and SIGTERM set ``stop`` (instead of rclpy's handler, which
-    shuts the context down at once): the node then finishes its publishing."""
-
-    def __init__(self):
-        self.stop = threading.Event()
-        self.signal = None
-        self._previous = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._on_signal)
-        return self
-
-    def _on_signal(self, signum, _frame):
-        self.signal = signum
-        self.stop.set()
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-
 def flush(node, timeout_s=2.0):
     """Wait (at most ``timeout_s``) until every subscriber has what ``node`` published."""
     deadline = time.monotonic() + timeout_s
@@ -285,23 +263,41 @@ def run_node(node_class, args=None):
     """Start ``node_class`` (a SensorNode, or the SimNode) on its
     ``make_executor()``, let it ``serve`` until SIGINT / SIGTERM, then let its
     subscribers have what it published; a configuration mistake is one line
-    on stderr and exit status 2."""
+    on stderr and exit status 2.  Signals only set a flag, from the start to
+    the end (acres_sim.stop_signals); the process then ends at once (exit_now)."""
+    with StopSignals() as signals:
+        exit_now(_run_node(node_class, args, signals))
+
+
+def _run_node(node_class, args, signals):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        with StopSignals() as signals:
-            node = node_class()
-            executor = node_class.make_executor()
-            executor.add_node(node)
-            node.serve(executor, signals.stop)
-            flush(node)
+        node = node_class()
+        executor = node_class.make_executor()
+        executor.add_node(node)
+        node.serve(executor, signals)
+        flush(node)
     except ConfigError as err:
         print(f'{node_class.executable}: {err}', file=sys.stderr)
         return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
     finally:
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()
+        rclpy.try_shutdown()        # also closes the log files
     return 0
+
+
+def exit_now(code):
+    """End the process with status ``code`` once stdout and stderr are flushed,
+    without Python's finalisation: collecting the ~150k objects of a node
+    (numba, numpy, rclpy) took seconds on a loaded machine, longer than launch
+    waits before it escalates to SIGTERM."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
