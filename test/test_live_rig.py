@@ -448,3 +448,74 @@ def test_a_test_that_stops_up_early_leaves_nothing_behind(ros_context, ros_child
     assert child.process.returncode == 130, output
     assert not any(f.exists() for f in folders)
     assert not any(Path(f'/proc/{pid}').exists() for pid in nodes)
+
+
+def output_statuses(probe, decoded_upto):
+    """{node name: its latest output status (a dict of values, with 'level')} of the
+    /diagnostics the probe got, decoding only the new messages."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.serialization import deserialize_message
+
+    got = probe.got['/diagnostics']
+    for data in got[decoded_upto[0]:]:
+        for status in deserialize_message(data, DiagnosticArray).status:
+            if status.name.endswith(' output'):
+                values = {kv.key: kv.value for kv in status.values}
+                values['level'] = status.level
+                decoded_upto[1][status.name.split(':')[0]] = values
+    decoded_upto[0] = len(got)
+    return decoded_upto[1]
+
+
+def test_a_stalled_or_restarted_sensor_node_says_what_its_output_lacks(ros_context, ros_child,
+                                                                        tmp_path):
+    """At real time: an IMU node stopped for 5 s (SIGSTOP) catches up in a burst
+    longer than a depth-10 history and says so; a GNSS node started again
+    after the sim says its output lacks the time before -- on /diagnostics."""
+    import signal
+
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from sensor_msgs.msg import Imu
+
+    from acres_sim.rig import RigOptions, rig_nodes
+
+    node = rclpy.create_node('output_gaps_probe')
+    probe = Probe(node, {'/diagnostics': DiagnosticArray, '/imu/data_raw': Imu})
+    nodes = start_nodes(ros_child, tmp_path, rig_nodes('polaris', RigOptions(rtf=1.0)))
+    sim = nodes['sim_node'][1]
+    seen = [0, {}]
+
+    def last_imu():
+        message = probe.last('/imu/data_raw', Imu)
+        return stamp_s(message) if message is not None else -1.0
+
+    probe.spin_until(lambda: last_imu() > 2.0, DISCOVERY_TIMEOUT, 'IMU messages', sim)
+    # (on a loaded machine a starved node may have caught up in a burst already)
+    bursts_before = int(output_statuses(probe, seen)['/imu_node']['bursts_over_depth'])
+    imu = nodes['imu_node'][1]
+    imu.process.send_signal(signal.SIGSTOP)
+    try:
+        probe.spin_for(5.0)
+    finally:
+        imu.process.send_signal(signal.SIGCONT)
+    probe.spin_until(lambda: int(output_statuses(probe, seen)['/imu_node']['bursts_over_depth'])
+                     > bursts_before, 60, 'the IMU node reporting its catch-up burst', sim)
+    imu_status = output_statuses(probe, seen)['/imu_node']
+    # 5 s at 100 Hz caught up: far more than the history of 10
+    assert imu_status['level'] == DiagnosticStatus.WARN, imu_status
+    assert int(imu_status['largest_burst']) > 100, imu_status
+
+    command, gnss = nodes['gnss_node']
+    gnss.process.send_signal(signal.SIGKILL)
+    gnss.process.wait()
+    restarted = ros_child(command)
+    probe.spin_until(lambda: int(output_statuses(probe, seen).get('/gnss_node', {}).get(
+        'output_gaps', 0)) > 0, DISCOVERY_TIMEOUT, 'the restarted GNSS node reporting', restarted)
+    assert output_statuses(probe, seen)['/gnss_node']['level'] == DiagnosticStatus.WARN
+    assert int(output_statuses(probe, seen)['/gnss_node']['samples_missing']) > 20
+    for child in (sim, imu, restarted):
+        child.process.send_signal(signal.SIGINT)
+    for child in (sim, imu, restarted):
+        child.process.wait(timeout=30)
+        assert child.process.returncode == 0, child.stop()

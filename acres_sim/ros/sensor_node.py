@@ -15,7 +15,10 @@ A step that does not follow the one before is a gap: counted, logged
 (throttled), shown in ``/diagnostics``, and handled like a reset of the
 sensor (its schedule starts again at that step; the IMU restarts its
 differences).  A step back in time (the sim started again) resets the model.
-The node tells the sim how far it got on ``sim/sensor_progress`` (the sim
+The output has its own status beside the input's: gaps in the sample times
+published (a node started after the sim, a restarted sensor) and catch-up
+bursts longer than the subscribers' history (after a stall), see
+:mod:`acres_sim.ros.output_health`.  The node tells the sim how far it got on ``sim/sensor_progress`` (the sim
 waits for it at rtf 0).
 """
 
@@ -48,6 +51,7 @@ from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
+from acres_sim.ros.output_health import OutputHealth
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import StopSignals
@@ -108,6 +112,7 @@ class SensorNode(Node):
             raise ConfigError(f'{self.sensor}.enabled is false for '
                               f'{self.get_fully_qualified_name()}: nothing to simulate')
         self.delay_s = self.config['delay_s']
+        self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
         self._state = np.zeros(STATE_SIZE)
         self._com = np.array([self.vehicle.com_x_m, self.vehicle.com_y_m, self.vehicle.com_z_m])
         self._layout = truth_layout(self.frame_prefix)
@@ -150,6 +155,12 @@ class SensorNode(Node):
         """One truth message, then every one queued behind it (see acres_sim.ros.take)."""
         self._take_truth(data)
         take_all(self._truth_sub, self._take_truth)
+        burst = self.output.pass_done()
+        if burst:
+            self.get_logger().warning(
+                f'caught up {burst} {self.sensor} samples at once (more than the output '
+                f'history of {self.output.depth}): a subscriber keeping {self.output.depth} '
+                'may have lost some', throttle_duration_sec=LOG_THROTTLE_S)
 
     def _take_truth(self, data):
         if len(data) != self._layout.dtype.itemsize:
@@ -173,9 +184,16 @@ class SensorNode(Node):
             self.reset_model()
             self.waiting.clear()
             self.counts['restarts'] += 1
+            self.output.started(k)
             restart = True
         elif self.last_step is None or k != self.last_step + 1:
-            if self.last_step is not None:
+            if self.last_step is None:
+                self.output.started(k)
+                if k > 0:
+                    self.get_logger().warning(
+                        f'the first truth is of step {k} ({k / PHYSICS_HZ:g} s after the sim\'s '
+                        f'start): no {self.sensor} output for that time')
+            else:
                 missed = k - self.last_step - 1
                 self.counts['gaps'] += 1
                 self.counts['steps_missed'] += missed
@@ -192,6 +210,7 @@ class SensorNode(Node):
             k_delivery, k_sample, row = self.waiting.popleft()
             self.publish_row(k_sample, k_delivery, row)
             self.counts['published'] += 1
+            self.output.published(k_sample)
         if k % PROGRESS_EVERY == 0:
             self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:
@@ -239,7 +258,14 @@ class SensorNode(Node):
             level=level, name=f'{self.get_fully_qualified_name()}: truth input', message=text,
             hardware_id='', values=[KeyValue(key=name, value=str(value))
                                     for name, value in (('last_step', k), *c.items())])
-        array = DiagnosticArray(status=[status])
+        problem = self.output.problem()
+        output = DiagnosticStatus(
+            level=DiagnosticStatus.WARN if problem else DiagnosticStatus.OK,
+            name=f'{self.get_fully_qualified_name()}: {self.sensor} output',
+            message=problem or 'output complete', hardware_id='',
+            values=[KeyValue(key=name, value=str(value)) for name, value in
+                    (('depth', self.output.depth), *self.output.counts.items())])
+        array = DiagnosticArray(status=[status, output])
         array.header.stamp = _stamp(k)
         return array
 
