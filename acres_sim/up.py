@@ -23,11 +23,11 @@ import time
 
 import yaml
 
+from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S
 from acres_sim.stop_signals import StopSignals
 
 __all__ = ['Launched', 'node_command', 'params_document', 'run_nodes']
 
-GRACE_S = 5.0
 
 
 def params_document(node):
@@ -151,7 +151,8 @@ def _stop_all(launched, out, lock, signals):
     True if one had to be killed or failed."""
     failed = False
     signals_before = signals.count
-    for sig, grace in ((signal.SIGINT, GRACE_S), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+    for sig, grace in ((signal.SIGINT, STOP_GRACE_S), (signal.SIGTERM, KILL_GRACE_S),
+                       (signal.SIGKILL, 2.0)):
         running = [x for x in launched if x.process.poll() is None]
         if not running:
             break
