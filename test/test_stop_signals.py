@@ -4,6 +4,7 @@ itself) cannot deadlock it.  Each start is signalled a few hundred times in a
 row and must exit; the timeouts only turn a hang into a failure."""
 
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
@@ -107,3 +108,50 @@ def test_a_burst_of_signals_stops_a_node(ros_context, executable, start):
         process.stderr.close()
         probe.destroy_node()
 
+
+
+def child_pids(pid):
+    """The pids of the processes whose parent is ``pid``, with their command lines."""
+    out = {}
+    for stat in Path('/proc').glob('[0-9]*/stat'):
+        try:
+            if int(stat.read_text().rsplit(')', 1)[1].split()[1]) == pid:
+                out[int(stat.parent.name)] = (stat.parent / 'cmdline').read_bytes().replace(
+                    b'\0', b' ').decode()
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+@pytest.mark.requires_rclpy
+def test_a_burst_of_signals_stops_up_and_all_its_nodes(ros_domain_id):
+    """Ctrl-C and SIGTERM over and over: ``acres-sim up`` still stops its nodes
+    (the second signal: at once) and removes its folder of parameter files."""
+    process = subprocess.Popen([sys.executable, '-m', 'acres_sim.cli', 'up', '--rig', 'polaris'],
+                               env=child_environment(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr.readline().startswith('acres-sim up: started ')
+        nodes = child_pids(process.pid)
+        folders = {Path(arg).parent for command in nodes.values() for arg in command.split()
+                   if arg.endswith('.yaml')}
+        assert len(nodes) == 3 and len(folders) == 1, nodes
+        log = []          # until the sim runs (the sensor nodes are ready by then)
+        while not log or not ('[sim_node]' in log[-1] and 'running ' in log[-1]):
+            log.append(process.stderr.readline())
+            assert log[-1], ''.join(log)
+        burst(process)
+        code = wait_or_kill(process)
+        errors = ''.join(log) + process.stderr.read()
+        assert code in (128 + signal.SIGTERM, 128 + signal.SIGINT), errors
+        assert 'Traceback' not in errors
+        assert not any(folder.exists() for folder in folders)
+        deadline = time.monotonic() + EXIT_TIMEOUT
+        while any(Path(f'/proc/{pid}').exists() for pid in nodes):
+            assert time.monotonic() < deadline, 'a node outlived acres-sim up'
+            time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
