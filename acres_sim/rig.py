@@ -36,8 +36,9 @@ from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError, check_value
 from acres_sim.core.routes import load_route
 
-__all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'KILL_GRACE_S', 'STOP_GRACE_S', 'NodeSpec', 'Rig', 'RigOptions', 'agent_parameters',
-           'load_rig', 'rig_names', 'rig_nodes', 'ros_parameter_value', 'rigs_dir']
+__all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'KILL_GRACE_S', 'NodeSpec', 'Rig', 'RigOptions',
+           'STOP_GRACE_S', 'agent_parameters', 'load_rig', 'rig_names', 'rig_nodes',
+           'ros_parameter_value', 'rigs_dir']
 
 DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
 MAX_AGENTS = 100

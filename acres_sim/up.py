@@ -100,8 +100,9 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
     lock = threading.Lock()
     launched = []
     failed = False
-    with tempfile.TemporaryDirectory(prefix='acres-sim-up-') as folder, \
-            StopSignals() as signals:
+    # the signals held until the folder is gone, so no signal cuts its removal short
+    with StopSignals() as signals, \
+            tempfile.TemporaryDirectory(prefix='acres-sim-up-') as folder:
         try:
             for i, node in enumerate(nodes):
                 if signals.is_set():

@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_imu', 'warm_truth', 'warmed']
+__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_imu', 'warm_rig', 'warm_truth',
+           'warmed']
 
 
 def cached(kernel):
@@ -73,52 +74,46 @@ def warm_truth():
     truth_from_state(state, np.zeros(3))
 
 
-def _vehicle_models(rig):
-    """The configuration and throwaway models of packaged vehicle ``rig``."""
+def warm_rig(rig):
+    """Every kernel the recorder and the nodes run for packaged vehicle ``rig``,
+    each on throwaway models."""
     from acres_sim.config import load_config
     from acres_sim.config.scene import default_scene
     from acres_sim.config.vehicles import load_vehicle
+    from acres_sim.core.block import RigSimulation
     from acres_sim.core.geo import SiteGeoreference
     from acres_sim.core.gnss.receiver import GnssReceiver
     from acres_sim.core.imu import ImuModel
     from acres_sim.core.ins import InsModel
-    from acres_sim.topics import lever_arm
-
-    config = load_config(rig=rig)
-    vehicle = load_vehicle(rig)
-    site = SiteGeoreference.from_config(config)
-
-    def models():
-        return (ImuModel.from_config(config, lever_arm(config, 'imu.position_flu_m', vehicle)),
-                InsModel.from_config(config, lever_arm(config, 'ins.position_flu_m', vehicle),
-                                     site=site),
-                GnssReceiver.from_config(config, scene=default_scene(), site=site))
-    return config, vehicle, site, models
-
-
-def warm_rig(rig):
-    """Every kernel the recorder and the nodes run for packaged vehicle ``rig``."""
-    from acres_sim.core.block import RigSimulation
     from acres_sim.core.physics import Fleet
     from acres_sim.core.routes import RouteFollower, load_route
     from acres_sim.rig import DEFAULT_ROUTES
     from acres_sim.topics import lever_arm, mount_transforms, utm_to_map
 
-    config, vehicle, site, models = _vehicle_models(rig)
+    config, vehicle = load_config(rig=rig), load_vehicle(rig)
+    site = SiteGeoreference.from_config(config)
     route = load_route(DEFAULT_ROUTES[rig])
     rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
     rates['truth'] = rates['ins']
-    imu, ins, gnss = models()
-    arm = lever_arm(config, 'gnss.antenna_flu_m', vehicle)
-    for sensors in ((imu, ins, gnss), (None, ins, None)):    # the recorder's, the sim node's
+
+    def arm(key):
+        return lever_arm(config, key, vehicle)
+
+    def imu():
+        return ImuModel.from_config(config, arm('imu.position_flu_m'))
+
+    def gnss():
+        return GnssReceiver.from_config(config, scene=default_scene(), site=site)
+
+    ins = InsModel.from_config(config, arm('ins.position_flu_m'), site=site)
+    for sensors in ((imu(), ins, gnss()), (None, ins, None)):    # the recorder's, the sim node's
         fleet = Fleet([vehicle], [route.start_pose()])
         warm_block(RigSimulation(fleet, [RouteFollower(route, vehicle)], *([s] for s in sensors),
-                                 arm, rates, 3, site))
-    imu, _ins, gnss = models()
-    warm_gnss(gnss)
-    warm_imu(imu)
+                                 arm('gnss.antenna_flu_m'), rates, 3, site))
+    warm_gnss(gnss())                                 # the sensor nodes'
+    warm_imu(imu())
     warm_truth()
-    mount_transforms(config, vehicle, rig, '')       # the static TF (the site's conversions)
+    mount_transforms(config, vehicle, rig, '')        # the static TF (the site's conversions)
     utm_to_map(config, site)
 
 

@@ -18,8 +18,8 @@ differences).  A step back in time (the sim started again) resets the model.
 The output has its own status beside the input's: gaps in the sample times
 published (a node started after the sim, a restarted sensor) and catch-up
 bursts longer than the subscribers' history (after a stall), see
-:mod:`acres_sim.ros.output_health`.  The node tells the sim how far it got on ``sim/sensor_progress`` (the sim
-waits for it at rtf 0).
+:mod:`acres_sim.ros.output_health`.  The node tells the sim how far it got
+on ``sim/sensor_progress`` (the sim waits for it at rtf 0).
 """
 
 from collections import deque
