@@ -7,6 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.stamp-setup
 TF2    := $(VENV)/.stamp-tf2_msgs
+WARM   := $(VENV)/.stamp-warmup
 
 # DDS stays on this machine (loopback) for every target that starts a participant.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
@@ -15,7 +16,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: setup run up test bench clean tf2_msgs
 
-setup: $(STAMP) $(TF2)
+setup: $(STAMP) $(TF2) $(WARM)
 
 $(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.txt setup.py setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
@@ -32,6 +33,11 @@ $(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.t
 $(TF2): $(STAMP) tools/build_tf2_msgs.py
 	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) && touch $@ \
 	  || echo "warning: tf2_msgs could not be built; TF output will be skipped (make tf2_msgs retries)"
+
+# The numba kernels compiled once into their cache (again when a model's source
+# changes), so the first `make run` / `make up` starts as fast as the second.
+$(WARM): $(STAMP) $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
+	$(PY) -m acres_sim.warmup && touch $@
 
 tf2_msgs: $(STAMP)
 	$(PY) tools/build_tf2_msgs.py --prefix $(VENV)

@@ -37,11 +37,19 @@ from acres_sim.config.validate import ConfigError, check_value
 from acres_sim.core.routes import load_route
 from acres_sim.network import network_environment
 
-__all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'NodeSpec', 'Rig', 'RigOptions', 'agent_parameters',
-           'load_rig', 'rig_names', 'rig_nodes', 'ros_parameter_value', 'rigs_dir']
+__all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'KILL_GRACE_S', 'NodeSpec', 'Rig', 'RigOptions',
+           'STOP_GRACE_S', 'agent_parameters', 'load_rig', 'rig_names', 'rig_nodes',
+           'ros_parameter_value', 'rigs_dir']
 
 DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
 MAX_AGENTS = 100
+# How a node is stopped, by acres-sim up and by launch: SIGINT, then SIGTERM
+# after STOP_GRACE_S, then SIGKILL after KILL_GRACE_S.  A node needs at most 2 s
+# to hand over what it published, then ends without Python's finalisation; the
+# 7-node mixed rig on a 2-core machine with 2 CPU hogs took 3.3 s at worst
+# (bench/bench_shutdown.py): 10 s leaves room.
+STOP_GRACE_S = 10.0
+KILL_GRACE_S = 5.0
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _NAMESPACE = re.compile(r'^(|[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*)$')
 _PREFIX = re.compile(r'^(|[A-Za-z][A-Za-z0-9_]*/)$')

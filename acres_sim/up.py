@@ -9,9 +9,10 @@ the end, and one left behind by an ``up`` that was killed (SIGKILL) is removed
 by the next ``up`` once that pid is gone (``--print-nodes DIR`` writes the
 files into a folder of the user's, for nodes started by hand).  Their output is
 forwarded line by line with the node's name in front.  Ctrl-C (or SIGTERM)
-stops them all: SIGINT first, then, after a grace period, SIGTERM and SIGKILL.
-A node that exits by itself is reported; when the sim node ends (its
-``duration_s`` reached, or a failure) the others are stopped.
+stops them all: SIGINT first, then, after a grace period, SIGTERM and SIGKILL
+(at once after a second Ctrl-C).  A node that exits by itself is reported;
+when the sim node ends (its ``duration_s`` reached, or a failure) the others
+are stopped.
 """
 
 from dataclasses import dataclass
@@ -28,11 +29,12 @@ import time
 import yaml
 
 from acres_sim.parent import end_with_parent
+from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S
+from acres_sim.stop_signals import StopSignals
 
 __all__ = ['Launched', 'node_command', 'params_document', 'params_file_name', 'run_nodes',
            'shell_command', 'write_params_files']
 
-GRACE_S = 5.0
 FOLDER_PREFIX = 'acres-sim-up-'       # + pid of up + '-' + random: its parameter files
 PARAMS_MARK = '# acres-sim up: parameters of '   # first line of every parameter file it writes
 
@@ -163,30 +165,23 @@ def _forward(stream, label, out, lock):
     stream.close()
 
 
-class _Stop(Exception):
-    pass
-
-
 def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
     """Start ``nodes`` (NodeSpecs, the sim node first) and supervise them until
     the sim node ends or Ctrl-C / SIGTERM; returns the exit status: 0 if every
-    node ended well, 1 if one failed, 128 + signal number after a signal."""
+    node ended well, 1 if one failed, 128 + signal number after a signal.
+    A signal only sets a flag (acres_sim.stop_signals): the loop looks at it
+    between two starts and every ``poll_s``."""
     lock = threading.Lock()
-    received = []
-
-    def on_signal(signum, _frame):
-        received.append(signum)
-        raise _Stop()
-
-    on_main = threading.current_thread() is threading.main_thread()
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} \
-        if on_main else {}
     launched = []
     failed = False
     remove_dead_folders()
-    with tempfile.TemporaryDirectory(prefix=f'{FOLDER_PREFIX}{os.getpid()}-') as folder:
+    # the signals held until the folder is gone, so no signal cuts its removal short
+    with StopSignals() as signals, \
+            tempfile.TemporaryDirectory(prefix=f'{FOLDER_PREFIX}{os.getpid()}-') as folder:
         try:
             for node, params in zip(nodes, write_params_files(nodes, folder)):
+                if signals.is_set():
+                    break
                 process = subprocess.Popen(
                     node_command(node, params), env={**child_environment(), **node.env},
                     text=True,
@@ -198,10 +193,11 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
                                           daemon=True)
                 reader.start()
                 launched.append(Launched(node, process, reader))
-            with lock:
-                out.write('acres-sim up: started ' + ', '.join(
-                    f'{x.node.full_name} (pid {x.process.pid})' for x in launched) + '\n')
-            while True:
+            if not signals.is_set():
+                with lock:
+                    out.write('acres-sim up: started ' + ', '.join(
+                        f'{x.node.full_name} (pid {x.process.pid})' for x in launched) + '\n')
+            while not signals.is_set():
                 for x in launched:
                     code = x.process.poll()
                     if code is not None and not x.reported:
@@ -213,47 +209,38 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
                                       f'{code}\n')
                 if launched[0].process.poll() is not None:
                     break
-                time.sleep(poll_s)
-        except _Stop:
-            pass
+                signals.wait(poll_s)
         finally:
-            for sig in previous:              # a second Ctrl-C: the children get SIGKILL
-                signal.signal(sig, signal.SIG_DFL if sig == signal.SIGTERM else
-                              signal.default_int_handler)
-            try:
-                failed |= _stop_all(launched, out, lock)
-            except KeyboardInterrupt:
-                for x in launched:
-                    if x.process.poll() is None:
-                        x.process.kill()
+            failed |= _stop_all(launched, out, lock, signals)
             for x in launched:
                 x.reader.join(timeout=2.0)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-    if received:
-        return 128 + received[0]
+    if signals.signal is not None:
+        return 128 + signals.signal
     return 1 if failed else 0
 
 
-def _stop_all(launched, out, lock):
-    """SIGINT to every node still running, then SIGTERM, then SIGKILL; True if
-    one had to be killed or failed."""
+def _stop_all(launched, out, lock, signals):
+    """SIGINT to every node still running, then SIGTERM, then SIGKILL, each
+    after its grace period -- at once after one more Ctrl-C / SIGTERM to us;
+    True if one had to be killed or failed."""
     failed = False
-    for sig, grace in ((signal.SIGINT, GRACE_S), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+    signals_before = signals.count
+    for sig, grace in ((signal.SIGINT, STOP_GRACE_S), (signal.SIGTERM, KILL_GRACE_S),
+                       (signal.SIGKILL, 2.0)):
         running = [x for x in launched if x.process.poll() is None]
         if not running:
             break
+        if sig == signal.SIGTERM and signals.count > signals_before:
+            sig = signal.SIGKILL                      # asked twice: no more waiting
         for x in running:
             try:
                 x.process.send_signal(sig)
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + grace
-        for x in running:
-            try:
-                x.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+        while (any(x.process.poll() is None for x in running) and time.monotonic() < deadline
+               and (signals.count == signals_before or sig == signal.SIGKILL)):
+            signals.wait(0.05)
         if sig != signal.SIGINT:
             failed = True
     for x in launched:

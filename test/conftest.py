@@ -19,6 +19,7 @@ import importlib.util
 import itertools
 import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,17 +132,23 @@ class ChildProcess:
         """Whether the child has not exited yet."""
         return self.process.poll() is None
 
-    def stop(self, grace_seconds=5.0):
-        """End the child: close its stdin, give it `grace_seconds` to exit, then kill it.
+    def stop(self, grace_seconds=15.0):
+        """End the child as a user would: close its stdin, then Ctrl-C (SIGINT),
+        then SIGTERM, and SIGKILL only if it is still there `grace_seconds` after
+        each (a killed ``acres-sim up`` would leave its temporary folder behind).
 
         Returns what it wrote to stderr; calling it again returns the same.
         """
-        if self.stderr is None:
-            try:
-                self.stdout, self.stderr = self.process.communicate(timeout=grace_seconds)
+        for sig, wait_s in ((None, 1.0), (signal.SIGINT, grace_seconds),
+                            (signal.SIGTERM, grace_seconds), (signal.SIGKILL, None)):
+            if self.stderr is not None:
+                break
+            if sig is not None and self.process.poll() is None:
+                self.process.send_signal(sig)
+            try:   # communicate again after a timeout loses no output
+                self.stdout, self.stderr = self.process.communicate(timeout=wait_s)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.stdout, self.stderr = self.process.communicate()
+                pass
         return self.stderr
 
 

@@ -268,9 +268,10 @@ def test_cmd_vel_drives_the_vehicle_a_stale_or_nan_command_stops_it(ros_context,
     node = rclpy.create_node('cmd_vel_driver')
     probe = Probe(node, {'/clock': Clock, '/sim/ground_truth/odom': Odometry})
     commands = node.create_publisher(Twist, '/cmd_vel', 10)
-    # a timeout of 2 s of sim time (1 s of wall time): the test's own pauses do not count
-    child = ros_child(up_args('--rig', 'polaris', '--duration', '24', '--rtf', str(rtf),
-                              '--cmd-vel-timeout', '2'))
+    # parked: only cmd_vel moves the vehicle; a timeout of 2 s of sim time (1 s
+    # of wall time): the test's own pauses do not count
+    child = ros_child(up_args('--rig', 'polaris', '--duration', '30', '--rtf', str(rtf),
+                              '--cmd-vel-timeout', '2', '--parked'))
 
     def sim_time():
         clock = probe.last('/clock', Clock)
@@ -283,22 +284,32 @@ def test_cmd_vel_drives_the_vehicle_a_stale_or_nan_command_stops_it(ros_context,
     probe.spin_until(lambda: commands.get_subscription_count() > 0 and sim_time() > 0.5,
                      DISCOVERY_TIMEOUT, 'the sim running', child)
 
-    def drive(linear, angular, until_s):
-        while sim_time() < until_s:
+    def drive(linear, angular, until):
+        """Publish the command until ``until()``; fail if the rig ends first."""
+        while not until():
             commands.publish(Twist(linear=type(Twist().linear)(x=linear),
                                    angular=type(Twist().angular)(z=angular)))
             probe.spin_for(0.05 / rtf)
             if not child.running():
                 pytest.fail(f'the rig exited:\n{child.stop()}')
 
-    drive(2.0, 0.1, 4.5)       # still inside the route follower's 5 s hold: only cmd_vel moves it
+    def for_sim_s(seconds):
+        end = sim_time() + seconds
+        return lambda: sim_time() >= end
+
+    # The sim's side of the /cmd_vel match may come seconds after ours: the
+    # drive is timed from the first motion, not from the start.
+    drive(2.0, 0.1, lambda: latest_twist()[0] > 0.05 or sim_time() > 20.0)
+    assert latest_twist()[0] > 0.05, 'cmd_vel never reached the sim'
+    drive(2.0, 0.1, for_sim_s(4.0))
     speed, yaw_rate = latest_twist()
     assert speed == pytest.approx(2.0, abs=0.25) and yaw_rate == pytest.approx(0.1, abs=0.03)
-    drive(math.nan, 0.0, 10.0)   # refused: the last good command goes stale, the vehicle stops
+    drive(math.nan, 0.0, for_sim_s(5.0))   # refused: the last good command goes stale: a stop
     assert abs(latest_twist()[0]) < 0.05
-    drive(1.0, 0.0, 14.0)
+    drive(1.0, 0.0, for_sim_s(4.0))
     assert latest_twist()[0] == pytest.approx(1.0, abs=0.2)
-    probe.spin_until(lambda: sim_time() > 19.0, 60, 'sim time 19 s', child)   # no commands
+    stop_at = sim_time() + 5.0
+    probe.spin_until(lambda: sim_time() > stop_at, 60, 'five more seconds', child)   # no commands
     assert abs(latest_twist()[0]) < 0.05
     code, output = run_until_exit(probe, child, 60)
     assert code == 0, output
@@ -449,3 +460,94 @@ def test_a_second_rig_on_the_domain_stops_with_one_line(ros_context, ros_child):
     output = first.stop()
     assert first.process.returncode == 130, output
     assert 'truth went back' not in output and 'gap in the truth' not in output, output
+
+
+def test_a_test_that_stops_up_early_leaves_nothing_behind(ros_context, ros_child):
+    """The fixture's stop() (also what a failing test calls) ends ``acres-sim up``
+    with Ctrl-C: its nodes stop, its temporary folder of parameter files goes."""
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+
+    node = rclpy.create_node('up_stop_probe')
+    probe = Probe(node, {'/clock': Clock})
+    child = ros_child(up_args('--rig', 'polaris'))
+    probe.spin_until(lambda: probe.got['/clock'], DISCOVERY_TIMEOUT, 'the sim running', child)
+    nodes = child_pids(child.process.pid)
+    folders = {Path(arg).parent for command in nodes.values() for arg in command.split()
+               if arg.endswith('.yaml')}
+    assert len(nodes) == 3 and len(folders) == 1 and all(f.is_dir() for f in folders), nodes
+    output = child.stop()
+    assert child.process.returncode == 130, output
+    assert not any(f.exists() for f in folders)
+    assert not any(Path(f'/proc/{pid}').exists() for pid in nodes)
+
+
+def output_statuses(probe, decoded_upto):
+    """{node name: its latest output status (a dict of values, with 'level')} of the
+    /diagnostics the probe got, decoding only the new messages."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.serialization import deserialize_message
+
+    got = probe.got['/diagnostics']
+    for data in got[decoded_upto[0]:]:
+        for status in deserialize_message(data, DiagnosticArray).status:
+            if status.name.endswith(' output'):
+                values = {kv.key: kv.value for kv in status.values}
+                values['level'] = status.level
+                decoded_upto[1][status.name.split(':')[0]] = values
+    decoded_upto[0] = len(got)
+    return decoded_upto[1]
+
+
+def test_a_stalled_or_restarted_sensor_node_says_what_its_output_lacks(ros_context, ros_child,
+                                                                        tmp_path):
+    """At real time: an IMU node stopped for 5 s (SIGSTOP) catches up in a burst
+    longer than a depth-10 history and says so; a GNSS node started again
+    after the sim says its output lacks the time before -- on /diagnostics."""
+    import signal
+
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from sensor_msgs.msg import Imu
+
+    from acres_sim.rig import RigOptions, rig_nodes
+
+    node = rclpy.create_node('output_gaps_probe')
+    probe = Probe(node, {'/diagnostics': DiagnosticArray, '/imu/data_raw': Imu})
+    nodes = start_nodes(ros_child, tmp_path, rig_nodes('polaris', RigOptions(rtf=1.0)))
+    sim = nodes['sim_node'][1]
+    seen = [0, {}]
+
+    def last_imu():
+        message = probe.last('/imu/data_raw', Imu)
+        return stamp_s(message) if message is not None else -1.0
+
+    probe.spin_until(lambda: last_imu() > 2.0, DISCOVERY_TIMEOUT, 'IMU messages', sim)
+    # (on a loaded machine a starved node may have caught up in a burst already)
+    bursts_before = int(output_statuses(probe, seen)['/imu_node']['bursts_over_depth'])
+    imu = nodes['imu_node'][1]
+    imu.process.send_signal(signal.SIGSTOP)
+    try:
+        probe.spin_for(5.0)
+    finally:
+        imu.process.send_signal(signal.SIGCONT)
+    probe.spin_until(lambda: int(output_statuses(probe, seen)['/imu_node']['bursts_over_depth'])
+                     > bursts_before, 60, 'the IMU node reporting its catch-up burst', sim)
+    imu_status = output_statuses(probe, seen)['/imu_node']
+    # 5 s at 100 Hz caught up: far more than the history of 10
+    assert imu_status['level'] == DiagnosticStatus.WARN, imu_status
+    assert int(imu_status['largest_burst']) > 100, imu_status
+
+    command, gnss = nodes['gnss_node']
+    gnss.process.send_signal(signal.SIGKILL)
+    gnss.process.wait()
+    restarted = ros_child(command)
+    probe.spin_until(lambda: int(output_statuses(probe, seen).get('/gnss_node', {}).get(
+        'output_gaps', 0)) > 0, DISCOVERY_TIMEOUT, 'the restarted GNSS node reporting', restarted)
+    assert output_statuses(probe, seen)['/gnss_node']['level'] == DiagnosticStatus.WARN
+    assert int(output_statuses(probe, seen)['/gnss_node']['samples_missing']) > 20
+    for child in (sim, imu, restarted):
+        child.process.send_signal(signal.SIGINT)
+    for child in (sim, imu, restarted):
+        child.process.wait(timeout=30)
+        assert child.process.returncode == 0, child.stop()

@@ -130,6 +130,30 @@ def test_a_gap_restarts_the_imu_and_is_counted(ros_context, reference):
         diagnostics = node._input_diagnostics(STEPS)
         assert diagnostics.status[0].level == diagnostics.status[0].WARN
         assert {kv.key: kv.value for kv in diagnostics.status[0].values}['gaps'] == '1'
+        output = diagnostics.status[1]            # the output lacks those samples too
+        values = {kv.key: kv.value for kv in output.values}
+        assert output.level == output.WARN and values['output_gaps'] == '1'
+        assert 20 < int(values['samples_missing']) < 35     # 30 steps + 2 differences at 100 Hz
+    finally:
+        node.destroy_node()
+
+
+def test_a_node_started_after_the_sim_reports_the_output_it_lacks(ros_context, reference):
+    """Its input is complete from its first step on, but its subscribers miss
+    everything before that step."""
+    from acres_sim.ros.gnss_node import GnssNode
+
+    states, _, _ = reference
+    node = make_node(GnssNode)
+    try:
+        delivered(node)
+        for data in truth_messages(states)[240:]:     # started 2 s after the sim
+            node._take_truth(data)
+        truth_input, output = node._input_diagnostics(STEPS).status
+        assert truth_input.level == truth_input.OK and node.counts['gaps'] == 0
+        values = {kv.key: kv.value for kv in output.values}
+        assert output.level == output.WARN and 'gaps in the output' in output.message
+        assert (values['output_gaps'], values['samples_missing']) == ('1', '20')   # 2 s at 10 Hz
     finally:
         node.destroy_node()
 

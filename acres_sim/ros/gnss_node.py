@@ -18,13 +18,14 @@ from std_msgs.msg import String
 from acres_sim.config.scene import default_scene
 from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver
+from acres_sim.core.gnss.receiver import GnssReceiver, gnss_epochs
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.rows_process import timed_row
 from acres_sim.ros.sensor_node import SensorNode, run_node
 from acres_sim.topics import ANTENNA_FRAME, GNSS_TOPICS, lever_arm
+from acres_sim.warmup import warm_gnss, warmed
 
 __all__ = ['GnssNode', 'main']
 
@@ -44,8 +45,7 @@ class GnssNode(SensorNode):
         self.antenna_arm = np.ascontiguousarray(lever_arm(c, 'gnss.antenna_flu_m', self.vehicle))
         # compile (or load) the receiver's kernels now, before the node is ready:
         # a first epoch that compiles for seconds would fall behind the truth
-        self.receiver.epoch_records(np.zeros(1), np.zeros((1, 3)))
-        self.receiver.reset()
+        warmed(self.get_logger().info, [gnss_epochs], lambda: warm_gnss(self.receiver))
         self.due = Due(c['gnss.hz'])
         self.frame = self.frame_prefix + ANTENNA_FRAME
         self.status_name = f'{self.frame_prefix}gnss_receiver'

@@ -14,13 +14,14 @@ import numpy as np
 
 from sensor_msgs.msg import Imu
 
-from acres_sim.core.imu import ImuModel
+from acres_sim.core.imu import ImuModel, imu_difference_step, imu_sample_values
 from acres_sim.core.schedule import Due
-from acres_sim.core.truth import PHYSICS_HZ, Truth
+from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.ros.sensor_node import SensorNode, run_node
 from acres_sim.topics import IMU_FRAME, IMU_TOPIC, lever_arm
+from acres_sim.warmup import warm_imu, warmed
 
 __all__ = ['ImuNode', 'main']
 
@@ -39,12 +40,8 @@ class ImuNode(SensorNode):
         self.due = Due(c['imu.hz'])
         self.frame = self.frame_prefix + IMU_FRAME
         # compile (or load) the kernels now, before the node is ready (see gnss_node)
-        at_rest = Truth(step=0, p=np.zeros(3), R=np.eye(3), v=np.zeros(3), w=np.zeros(3),
-                        p_c=np.zeros(3))
-        for k in range(3):
-            self.imu.physics_step(at_rest._replace(step=k))
-        self.imu.sample(0.0)
-        self.imu.reset()
+        warmed(self.get_logger().info, [imu_difference_step, imu_sample_values],
+               lambda: warm_imu(self.imu))
         batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
         self.message = OneMessage(batches, self.frame)
         self.pub = self.create_publisher(Imu, IMU_TOPIC, self.output_qos)

@@ -27,7 +27,7 @@ from acres_sim.config.node_params import SIM_PARAMS
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 from acres_sim.network import NETWORKS, network_environment
-from acres_sim.rig import RigOptions, rig_names, rig_nodes
+from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S, RigOptions, rig_names, rig_nodes
 
 __all__ = ['Argument', 'launch_arguments', 'options_from_launch_arguments',
            'rig_launch_description']
@@ -204,12 +204,21 @@ def launch_nodes(context, rig=None):
 
 def node_action(spec):
     """The launch_ros Node of a NodeSpec; the sim node's exit ends the launch
-    (there is no truth for the sensor nodes without it)."""
+    (there is no truth for the sensor nodes without it); SIGTERM and SIGKILL
+    after Ctrl-C come after STOP_GRACE_S and KILL_GRACE_S."""
     from launch.actions import Shutdown
     from launch_ros.actions import Node
 
+    from launch.substitutions import LaunchConfiguration
+
     on_exit = Shutdown(reason='the sim node ended') if spec.executable == 'sim_node' else None
+    # after Ctrl-C, launch's own 5 s before SIGTERM was short on a loaded machine
+    # (see STOP_GRACE_S); `sigterm_timeout:=S` / `sigkill_timeout:=S` still set them
     return Node(package=PACKAGE, executable=spec.executable, name=spec.name,
                 namespace=spec.namespace or None, parameters=[spec.parameters],
                 remappings=list(spec.remappings), additional_env=spec.env or None,
-                output='screen', on_exit=on_exit)
+                output='screen', on_exit=on_exit,
+                sigterm_timeout=LaunchConfiguration('sigterm_timeout',
+                                                    default=f'{STOP_GRACE_S:g}'),
+                sigkill_timeout=LaunchConfiguration('sigkill_timeout',
+                                                    default=f'{KILL_GRACE_S:g}'))

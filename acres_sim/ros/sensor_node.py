@@ -15,15 +15,17 @@ A step that does not follow the one before is a gap: counted, logged
 (throttled), shown in ``/diagnostics``, and handled like a reset of the
 sensor (its schedule starts again at that step; the IMU restarts its
 differences).  A step back in time (the sim started again) resets the model.
-The node tells the sim how far it got on ``sim/sensor_progress`` (the sim
-waits for it at rtf 0).
+The output has its own status beside the input's: gaps in the sample times
+published (a node started after the sim, a restarted sensor) and catch-up
+bursts longer than the subscribers' history (after a stall), see
+:mod:`acres_sim.ros.output_health`.  The node tells the sim how far it got
+on ``sim/sensor_progress`` (the sim waits for it at rtf 0).
 """
 
 from collections import deque
-import signal
+import os
 import struct
 import sys
-import threading
 import time
 
 import numpy as np
@@ -50,11 +52,14 @@ from acres_sim.record import messages as msg
 from acres_sim.record.cdr_batch import FixedLayout
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
+from acres_sim.ros.output_health import OutputHealth
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
+from acres_sim.stop_signals import StopSignals
+from acres_sim.warmup import warm_truth, warmed
 from acres_sim.topics import TRUTH_TOPIC
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'run_node', 'step_from_stamp',
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'exit_now', 'run_node', 'step_from_stamp',
            'truth_layout']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
@@ -108,12 +113,13 @@ class SensorNode(Node):
             raise ConfigError(f'{self.sensor}.enabled is false for '
                               f'{self.get_fully_qualified_name()}: nothing to simulate')
         self.delay_s = self.config['delay_s']
+        self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
         self._state = np.zeros(STATE_SIZE)
         self._com = np.array([self.vehicle.com_x_m, self.vehicle.com_y_m, self.vehicle.com_z_m])
         self._layout = truth_layout(self.frame_prefix)
         self._stamp_at, self._pose_at, self._twist_at = truth_offsets(self._layout)
         self._state[S_QX + 3] = 1.0
-        truth_from_state(self._state, self._com)      # compiled (or loaded) before the truth
+        warmed(self.get_logger().info, [truth_from_state], warm_truth)   # before the truth
         self.waiting = deque()        # (delivery step, sample step, row)
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
@@ -150,6 +156,12 @@ class SensorNode(Node):
         """One truth message, then every one queued behind it (see acres_sim.ros.take)."""
         self._take_truth(data)
         take_all(self._truth_sub, self._take_truth)
+        burst = self.output.pass_done()
+        if burst:
+            self.get_logger().warning(
+                f'caught up {burst} {self.sensor} samples at once (more than the output '
+                f'history of {self.output.depth}): a subscriber keeping {self.output.depth} '
+                'may have lost some', throttle_duration_sec=LOG_THROTTLE_S)
 
     def _take_truth(self, data):
         if len(data) != self._layout.dtype.itemsize:
@@ -174,9 +186,16 @@ class SensorNode(Node):
             self.reset_model()
             self.waiting.clear()
             self.counts['restarts'] += 1
+            self.output.started(k)
             restart = True
         elif self.last_step is None or k != self.last_step + 1:
-            if self.last_step is not None:
+            if self.last_step is None:
+                self.output.started(k)
+                if k > 0:
+                    self.get_logger().warning(
+                        f'the first truth is of step {k} ({k / PHYSICS_HZ:g} s after the sim\'s '
+                        f'start): no {self.sensor} output for that time')
+            else:
                 missed = k - self.last_step - 1
                 self.counts['gaps'] += 1
                 self.counts['steps_missed'] += missed
@@ -193,6 +212,7 @@ class SensorNode(Node):
             k_delivery, k_sample, row = self.waiting.popleft()
             self.publish_row(k_sample, k_delivery, row)
             self.counts['published'] += 1
+            self.output.published(k_sample)
         if k % PROGRESS_EVERY == 0:
             self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:
@@ -215,7 +235,7 @@ class SensorNode(Node):
         return fast_executor()
 
     def serve(self, executor, stop):
-        """Spin until the event ``stop`` (the EventsExecutor's own spin() keeps
+        """Spin until ``stop`` is set (a StopSignals; the EventsExecutor's own spin() keeps
         a core busy in rclpy 7.1, so a loop of spin_once)."""
         while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
@@ -240,7 +260,14 @@ class SensorNode(Node):
             level=level, name=f'{self.get_fully_qualified_name()}: truth input', message=text,
             hardware_id='', values=[KeyValue(key=name, value=str(value))
                                     for name, value in (('last_step', k), *c.items())])
-        array = DiagnosticArray(status=[status])
+        problem = self.output.problem()
+        output = DiagnosticStatus(
+            level=DiagnosticStatus.WARN if problem else DiagnosticStatus.OK,
+            name=f'{self.get_fully_qualified_name()}: {self.sensor} output',
+            message=problem or 'output complete', hardware_id='',
+            values=[KeyValue(key=name, value=str(value)) for name, value in
+                    (('depth', self.output.depth), *self.output.counts.items())])
+        array = DiagnosticArray(status=[status, output])
         array.header.stamp = _stamp(k)
         return array
 
@@ -248,29 +275,6 @@ class SensorNode(Node):
 def _stamp(k):
     ns = msg.ns_from_seconds(k / PHYSICS_HZ)
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
-class StopSignals:
-    """SIGINT and SIGTERM set ``stop`` (instead of rclpy's handler, which
-    shuts the context down at once): the node then finishes its publishing."""
-
-    def __init__(self):
-        self.stop = threading.Event()
-        self.signal = None
-        self._previous = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._on_signal)
-        return self
-
-    def _on_signal(self, signum, _frame):
-        self.signal = signum
-        self.stop.set()
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
 
 
 def flush(node, timeout_s=2.0):
@@ -287,29 +291,47 @@ def run_node(node_class, args=None):
     """Start ``node_class`` (a SensorNode, or the SimNode) on its
     ``make_executor()``, let it ``serve`` until SIGINT / SIGTERM, then let its
     subscribers have what it published; a configuration mistake is one line
-    on stderr and exit status 2.  The node ends with the process that started
-    it (acres_sim.parent)."""
+    on stderr and exit status 2.  Signals only set a flag, from the start to
+    the end (acres_sim.stop_signals); the process then ends at once (exit_now).
+    The node ends with the process that started it (acres_sim.parent)."""
     end_with_parent()                  # SIGTERM when the parent dies (ros2/launch#666)
     if parent_gone():
         print(f'{node_class.executable}: the process that started it has ended; not starting',
               file=sys.stderr)
         return 1
+    with StopSignals() as signals:
+        exit_now(_run_node(node_class, args, signals))
+
+
+def _run_node(node_class, args, signals):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        with StopSignals() as signals:
-            node = node_class()
-            executor = node_class.make_executor()
-            executor.add_node(node)
-            node.serve(executor, signals.stop)
-            flush(node)
+        node = node_class()
+        executor = node_class.make_executor()
+        executor.add_node(node)
+        node.serve(executor, signals)
+        flush(node)
     except ConfigError as err:
         print(f'{node_class.executable}: {err}', file=sys.stderr)
         return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
     finally:
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()
+        rclpy.try_shutdown()        # also closes the log files
     return 0
+
+
+def exit_now(code):
+    """End the process with status ``code`` once stdout and stderr are flushed,
+    without Python's finalisation: collecting the ~150k objects of a node
+    (numba, numpy, rclpy) took seconds on a loaded machine, longer than launch
+    waits before it escalates to SIGTERM."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

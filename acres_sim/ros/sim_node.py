@@ -50,7 +50,7 @@ from std_msgs.msg import Header
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.block import RigSimulation
+from acres_sim.core.block import RigSimulation, run_vehicle_block
 from acres_sim.core.command import check_command
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.ins import InsModel
@@ -68,6 +68,7 @@ from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
 from acres_sim.topics import INS_TOPICS, TRUTH_TOPIC, lever_arm, mount_transforms, utm_to_map
+from acres_sim.warmup import warm_block, warmed
 
 __all__ = ['SimNode', 'main']
 
@@ -99,17 +100,9 @@ class _Agent:
         self.ns = own['namespace']
         self.prefix = own['frame_prefix']
         self.topics = INS_TOPICS[self.vehicle_name]
-        route = load_route(own['route'] or DEFAULT_ROUTES[self.vehicle_name])
+        self.route = load_route(own['route'] or DEFAULT_ROUTES[self.vehicle_name])
         self.site = SiteGeoreference.from_config(config)
-        fleet = Fleet([self.vehicle], [route.start_pose()])
-        ins = (InsModel.from_config(config, lever_arm(config, 'ins.position_flu_m', self.vehicle),
-                                    agent_index=config['agent.index'], site=self.site)
-               if config['ins.enabled'] else None)
-        rates = {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': config['gnss.hz'],
-                 'truth': config['ins.hz']}
-        steps = int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ))
-        self.sim = RigSimulation(fleet, [RouteFollower(route, self.vehicle)], [None], [ins],
-                                 [None], np.zeros(3), rates, steps, self.site)
+        self.sim, ins = self.simulation(int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
         self.ins = ins
         self.batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
                                       ins.pose_variance if ins else [0.0] * 6,
@@ -130,6 +123,18 @@ class _Agent:
         self.on_cmd_vel = lambda m: node.on_cmd_vel(self, m)
         self.cmd_vel_sub = node.create_subscription(msg_type, self.topic('cmd_vel'),
                                                     self.on_cmd_vel, COMMAND_QOS)
+
+    def simulation(self, steps):
+        """(RigSimulation of this vehicle for ``steps`` steps, its INS model or None)."""
+        config = self.config
+        fleet = Fleet([self.vehicle], [self.route.start_pose()])
+        ins = (InsModel.from_config(config, lever_arm(config, 'ins.position_flu_m', self.vehicle),
+                                    agent_index=config['agent.index'], site=self.site)
+               if config['ins.enabled'] else None)
+        rates = {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': config['gnss.hz'],
+                 'truth': config['ins.hz']}
+        return RigSimulation(fleet, [RouteFollower(self.route, self.vehicle)], [None], [ins],
+                             [None], np.zeros(3), rates, steps, self.site), ins
 
     def topic(self, name):
         return f'/{self.ns}/{name}' if self.ns else f'/{name}'
@@ -298,7 +303,7 @@ class SimNode(Node):
                 f'starting without all subscribers after {self.start_timeout_s:g} s: '
                 + ', '.join(f'{topic} has {n} of {want}' for topic, n, want in missing))
         elif self.start_subscribers:   # their side of the match may trail ours a little
-            time.sleep(START_GRACE_S)
+            stop.wait(START_GRACE_S)
 
     def _missing(self):
         """(topic, subscribers, wanted) of every topic short of subscribers."""
@@ -330,8 +335,17 @@ class SimNode(Node):
         self.run(executor, stop)
         self.get_logger().info(self.summary())
 
+    def warm_up(self):
+        """Compile (or load) the kernels on a throwaway copy of each vehicle's
+        simulation, before the clock starts (acres_sim.warmup)."""
+        def run_copies():
+            for agent in self.agents:
+                warm_block(agent.simulation(3)[0])
+        warmed(self.get_logger().info, [run_vehicle_block], run_copies)
+
     def run(self, executor, stop):
-        """The loop, until ``duration_s`` or the event ``stop``."""
+        """The loop, until ``duration_s`` or ``stop`` (a StopSignals) is set."""
+        self.warm_up()
         self.wait_for_sensors(executor, stop)     # alone on the domain: then the static TF
         self.destroy_subscription(self._clock_probe)   # from now on /clock is this sim's
         self._clock_probe = None
@@ -367,7 +381,7 @@ class SimNode(Node):
                 stop.wait(SERVICE_PERIOD_S)
                 self.poll_inputs(executor)
             else:
-                time.sleep(early)
+                stop.wait(early)
         return False
 
     def _hold_for_sensors(self, stop):

@@ -1,0 +1,93 @@
+"""SIGINT and SIGTERM as a stop request that a loop can poll and wait on,
+with a handler that takes no lock.
+
+A Python signal handler runs in the main thread between two bytecodes of
+whatever it interrupted.  If that code holds a lock the handler needs, the
+process deadlocks, and no later SIGTERM can end it: ``threading.Event.set()``
+in a handler does exactly that when the signal lands while the main loop is
+inside ``Event.wait()``, which holds the event's lock for a moment on every
+call (a node outlived its killed ``acres-sim up`` by half an hour).
+
+So the handler here only stores the signal number and counts.  A loop that
+sleeps waits in :meth:`StopSignals.wait`, a ``select`` on a self-pipe into
+which the interpreter's own C-level handler writes a byte for every signal
+(``signal.set_wakeup_fd``), so a signal wakes it at once.
+"""
+
+import os
+import select
+import signal
+import threading
+import time
+
+__all__ = ['StopSignals']
+
+
+class StopSignals:
+    """While entered (on the main thread): SIGINT and SIGTERM are a stop request.
+
+    ``signal`` is the first signal received (None before), ``count`` how many
+    arrived; :meth:`is_set` says whether to stop, :meth:`wait` sleeps until a
+    signal or the timeout, :meth:`set` asks for a stop from code.  Off the main
+    thread no handler is installed (Python allows none there) and :meth:`wait` sleeps.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.signal = None
+        self.count = 0
+        self._requested = False
+        self._previous = {}
+        self._previous_fd = None
+        self._read = self._write = None
+
+    def __enter__(self):
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self._read, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._previous_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        for sig in self.SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def _on_signal(self, signum, _frame):
+        # nothing else here: no lock, no logging, no I/O (see the module docstring)
+        if self.signal is None:
+            self.signal = signum
+        self.count += 1
+
+    def is_set(self):
+        return self._requested or self.signal is not None
+
+    def set(self):
+        """Ask for a stop without a signal (from any thread)."""
+        self._requested = True
+        if self._write is not None:
+            try:
+                os.write(self._write, b'\0')
+            except OSError:      # full (a wake-up is pending anyway) or closed
+                pass
+
+    def wait(self, timeout):
+        """Sleep until the next signal (or :meth:`set`) or ``timeout`` s; whether to stop."""
+        if self._read is None:
+            time.sleep(timeout)
+            return self.is_set()
+        if select.select([self._read], [], [], max(0.0, timeout))[0]:
+            try:
+                while os.read(self._read, 512):
+                    pass
+            except BlockingIOError:
+                pass
+        return self.is_set()
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+        if self._read is not None:
+            signal.set_wakeup_fd(self._previous_fd)
+            os.close(self._read)
+            os.close(self._write)
+            self._read = self._write = None

@@ -1,0 +1,132 @@
+"""The numba kernels compiled (or loaded from numba's cache) before they are timed.
+
+A kernel compiles on its first call; ``cache=True`` keeps the result on disk
+(next to the sources, or in ``NUMBA_CACHE_DIR``) for the next process.  Cold,
+the block kernel alone takes 10-20 s on a small machine: a node that met it
+inside its paced loop would publish that long late and then in a burst.  So
+each node runs its kernels once on throwaway models before it starts
+(:func:`warmed`), and ``make setup`` runs ``python -m acres_sim.warmup``,
+which does the same for every kernel of the recorder and the nodes, so the
+first run after an install finds them cached.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_imu', 'warm_rig', 'warm_truth',
+           'warmed']
+
+
+def cached(kernel):
+    """Whether numba has a cache index for ``kernel`` (a numba dispatcher);
+    True for anything else.  A cheap look at one file, so only a hint."""
+    cache_file = getattr(getattr(kernel, '_cache', None), '_cache_file', None)
+    index = getattr(cache_file, '_index_path', None)
+    return index is None or os.path.exists(index)
+
+
+def warmed(log, kernels, warm):
+    """Call ``warm()``, which runs ``kernels`` (numba dispatchers) once; when one
+    has no cache yet, say first (``log(text)``) that they are being compiled,
+    and after, in how long."""
+    if all(cached(k) for k in kernels):
+        warm()
+        return
+    log('compiling kernels (first run only: numba caches them) ...')
+    start = time.monotonic()
+    warm()
+    log(f'kernels ready, compiled in {time.monotonic() - start:.1f} s')
+
+
+def warm_block(simulation):
+    """Three steps of a throwaway RigSimulation (the block kernel, and the GNSS
+    epochs if it has a receiver)."""
+    simulation.advance(3)
+
+
+def warm_gnss(receiver):
+    """One epoch of ``receiver``, which is then reset."""
+    receiver.epoch_records(np.zeros(1), np.zeros((1, 3)))
+    receiver.reset()
+
+
+def warm_imu(imu):
+    """Three difference steps and a sample of ``imu``, which is then reset."""
+    from acres_sim.core.truth import Truth
+
+    at_rest = Truth(step=0, p=np.zeros(3), R=np.eye(3), v=np.zeros(3), w=np.zeros(3),
+                    p_c=np.zeros(3))
+    for k in range(3):
+        imu.physics_step(at_rest._replace(step=k))
+    imu.sample(0.0)
+    imu.reset()
+
+
+def warm_truth():
+    """The truth rebuilt from a state (what the sensor nodes do per message)."""
+    from acres_sim.core.physics import S_QX, STATE_SIZE, truth_from_state
+
+    state = np.zeros(STATE_SIZE)
+    state[S_QX + 3] = 1.0
+    truth_from_state(state, np.zeros(3))
+
+
+def warm_rig(rig):
+    """Every kernel the recorder and the nodes run for packaged vehicle ``rig``,
+    each on throwaway models."""
+    from acres_sim.config import load_config
+    from acres_sim.config.scene import default_scene
+    from acres_sim.config.vehicles import load_vehicle
+    from acres_sim.core.block import RigSimulation
+    from acres_sim.core.geo import SiteGeoreference
+    from acres_sim.core.gnss.receiver import GnssReceiver
+    from acres_sim.core.imu import ImuModel
+    from acres_sim.core.ins import InsModel
+    from acres_sim.core.physics import Fleet
+    from acres_sim.core.routes import RouteFollower, load_route
+    from acres_sim.rig import DEFAULT_ROUTES
+    from acres_sim.topics import lever_arm, mount_transforms, utm_to_map
+
+    config, vehicle = load_config(rig=rig), load_vehicle(rig)
+    site = SiteGeoreference.from_config(config)
+    route = load_route(DEFAULT_ROUTES[rig])
+    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
+    rates['truth'] = rates['ins']
+
+    def arm(key):
+        return lever_arm(config, key, vehicle)
+
+    def imu():
+        return ImuModel.from_config(config, arm('imu.position_flu_m'))
+
+    def gnss():
+        return GnssReceiver.from_config(config, scene=default_scene(), site=site)
+
+    ins = InsModel.from_config(config, arm('ins.position_flu_m'), site=site)
+    for sensors in ((imu(), ins, gnss()), (None, ins, None)):    # the recorder's, the sim node's
+        fleet = Fleet([vehicle], [route.start_pose()])
+        warm_block(RigSimulation(fleet, [RouteFollower(route, vehicle)], *([s] for s in sensors),
+                                 arm('gnss.antenna_flu_m'), rates, 3, site))
+    warm_gnss(gnss())                                 # the sensor nodes'
+    warm_imu(imu())
+    warm_truth()
+    mount_transforms(config, vehicle, rig, '')        # the static TF (the site's conversions)
+    utm_to_map(config, site)
+
+
+def main():
+    """``python -m acres_sim.warmup``: compile (or load) every kernel once."""
+    from acres_sim.config.vehicles import vehicle_names
+
+    start = time.monotonic()
+    for rig in vehicle_names():
+        warm_rig(rig)
+    print(f'acres_sim.warmup: numba kernels cached ({time.monotonic() - start:.1f} s)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
