@@ -1,0 +1,135 @@
+"""Bad input that must not hurt: alias bombs, huge values, non-numbers, files
+that are not files, duplicate keys, too many vehicles -- each ends in one short
+line (status 2 at the command line), quickly and without a traceback."""
+
+import json
+import os
+import re
+from pathlib import Path
+import resource
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from acres_sim.cli import build_parser, main
+from acres_sim.config import ConfigError, load_config, read_layer
+from acres_sim.config.options import overrides_from_args
+from acres_sim.rig import MAX_AGENTS, load_rig
+
+# Every error line stays below this (a few hundred characters).
+LINE_MAX = 500
+
+
+def run_cli(*argv, timeout=120):
+    exe = Path(sys.executable).with_name('acres-sim')
+    return subprocess.run([str(exe), *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def one_error_line(result, prog=r'acres-sim( [a-z]+)*'):
+    """The one line of a refused command (status 2, nothing on stdout) of ``prog``
+    (a pattern)."""
+    assert result.returncode == 2, (result.returncode, result.stderr[:2000])
+    assert 'Traceback' not in result.stderr and result.stdout == ''
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and re.match(f'{prog}: error: ', lines[0]), result.stderr[:2000]
+    assert len(lines[0]) <= LINE_MAX, len(lines[0])
+    return lines[0]
+
+
+# -- 1. files: alias bombs, duplicate keys, what is not a file -----------------
+
+def laughs(*keys):
+    """A billion laughs (9**9 strings from 9 lines) as the value of ``keys``."""
+    items = ['&a [' + ','.join(['"lol"'] * 9) + ']']
+    items += [f'&{c} [' + ','.join([f'*{p}'] * 9) + ']' for p, c in zip('abcdefg', 'bcdefgh')]
+    items.append('[' + ','.join(['*h'] * 9) + ']')
+    lines = [' ' * (2 * depth) + f'{name}:' for depth, name in enumerate(keys)]
+    lines += [' ' * (2 * len(keys)) + f'- {item}' for item in items]
+    return '\n'.join(lines) + '\n'
+
+
+BOMBS = {   # file kind -> (where the laughs go, the call that reads such a file)
+    'config': (('seed',), 'load_config(config_file=path)'),
+    'parameter file': (('/**', 'ros__parameters', 'gnss', 'antenna_flu_m'),
+                       'load_config(config_file=path)'),
+    'site': (('site', 'origin_source_ft'), 'load_config(site_file=path)'),
+    'overlay': (('ins', 'lever_arm_m'), "load_config(rig='polaris', overlay_file=path)"),
+    'route': (('route', 'legs'), 'load_route(str(path))'),
+    'scene': (('scene', 'buildings'), 'load_scene(path)'),
+    'vehicle': (('vehicle', 'mass_kg'), 'load_vehicle(str(path))'),
+    'rig': (('vehicles',), 'load_rig(str(path))'),
+}
+
+_READ_ONE = textwrap.dedent('''
+    import sys
+    from pathlib import Path
+    from acres_sim.config import ConfigError, load_config
+    from acres_sim.config.scene import load_scene
+    from acres_sim.config.vehicles import load_vehicle
+    from acres_sim.core.routes import load_route
+    from acres_sim.rig import load_rig
+    path = Path(sys.argv[1])
+    try:
+        {call}
+    except ConfigError as err:
+        print(err)
+    else:
+        print('accepted')
+''')
+
+
+def _small_address_space():
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))   # 3 GiB: numba needs ~1
+
+
+@pytest.mark.parametrize('kind', BOMBS)
+def test_alias_bombs_are_refused_before_they_expand(tmp_path, kind):
+    keys, call = BOMBS[kind]
+    path = tmp_path / f'{kind.replace(" ", "_")}.yaml'
+    path.write_text(laughs(*keys))
+    assert path.stat().st_size < 600
+    result = subprocess.run([sys.executable, '-c', _READ_ONE.format(call=call), str(path)],
+                            capture_output=True, text=True, timeout=120,
+                            preexec_fn=_small_address_space)
+    assert result.returncode == 0, result.stderr[-2000:]
+    message = result.stdout.strip()
+    first_alias = f'line {len(keys) + 2}'    # the keys, the anchor &a, then *a
+    assert 'alias' in message and str(path) in message and first_alias in message, message
+    assert len(message) <= LINE_MAX
+
+
+def test_anchors_alone_are_fine(tmp_path):
+    path = tmp_path / 'anchored.yaml'
+    path.write_text('gnss:\n  hz: &rate 5\n')
+    assert read_layer(path) == {'gnss.hz': 5.0}
+
+
+def test_a_fifo_is_refused_not_waited_for(tmp_path):
+    fifo = tmp_path / 'config.yaml'
+    os.mkfifo(fifo)
+    line = one_error_line(run_cli('config', 'show', '--config', str(fifo), timeout=60))
+    assert f'{fifo}' in line and 'not a regular file' in line
+    line = one_error_line(run_cli('config', 'show', '--site', '/dev/zero', timeout=60))
+    assert 'site file /dev/zero' in line or '/dev/zero' in line
+
+
+@pytest.mark.parametrize('name, text, fragment', [
+    ('dup.yaml', 'seed: 1\ngnss:\n  hz: 5.0\nseed: 2\n', "key 'seed' twice"),
+    ('dup.yaml', 'gnss:\n  hz: 5.0\n  imu: 1\n  hz: 6.0\n', 'line 4'),
+    ('dup.yaml', '/**:\n  ros__parameters:\n    seed: 1\n    seed: 2\n', "key 'seed' twice"),
+    ('dup.json', '{"seed": 1, "gnss": {"hz": 5.0, "hz": 6.0}}', "key 'hz' twice"),
+])
+def test_duplicate_keys_are_refused(tmp_path, name, text, fragment):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        read_layer(path)
+    assert fragment in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_merge_key_is_not_a_duplicate(tmp_path):
+    path = tmp_path / 'merge.yaml'
+    path.write_text('gnss:\n  <<: {hz: 5.0}\n  hz: 6.0\n')
+    assert read_layer(path) == {'gnss.hz': 6.0}
