@@ -151,7 +151,7 @@ def cmd_up(args):
     return run_nodes(nodes)
 
 
-class UsageError(Exception):
+class UsageError(ConfigError):
     """A command-line value that makes no sense (one line for the user)."""
 
 

@@ -133,3 +133,34 @@ def test_a_merge_key_is_not_a_duplicate(tmp_path):
     path = tmp_path / 'merge.yaml'
     path.write_text('gnss:\n  <<: {hz: 5.0}\n  hz: 6.0\n')
     assert read_layer(path) == {'gnss.hz': 6.0}
+
+
+# -- 2. long values in messages -------------------------------------------------
+
+@pytest.mark.parametrize('text, name', [
+    ('gnss:\n  datum:\n    output_frame: "' + 'x' * 10_000_000 + '"\n',
+     'gnss.datum.output_frame'),
+    ('seed: ' + '9' * 4300 + '\n', 'seed'),
+    ('gnss:\n  antenna_flu_m: [' + ', '.join(['1.5'] * 50_000) + ']\n', 'gnss.antenna_flu_m'),
+])
+def test_huge_values_give_a_short_line(tmp_path, text, name):
+    path = tmp_path / 'huge.yaml'
+    path.write_text(text)
+    line = one_error_line(run_cli('config', 'show', '--config', str(path)))
+    assert name in line and str(path) in line and 'allowed' in line
+
+
+def test_huge_command_line_values_give_a_short_line():
+    line = one_error_line(run_cli('config', 'show', '--seed', '7' * 4300))
+    assert 'seed = 777' in line and 'out of range' in line
+    line = one_error_line(run_cli('config', 'show', '--set', 'gnss.hzz' * 10_000 + '=1'))
+    assert "unknown key 'gnss.hzz" in line
+
+
+def test_a_long_message_keeps_its_start_and_end():
+    message = 'k = ' + 'v' * 100_000 + ' (in f.yaml): out of range; allowed: 1 to 2'
+    shown = str(ConfigError(message))
+    assert len(shown) <= LINE_MAX
+    assert shown.startswith('k = vvv')
+    assert shown.endswith('(in f.yaml): out of range; allowed: 1 to 2')
+    assert 'characters left out' in shown
