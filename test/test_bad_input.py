@@ -164,3 +164,24 @@ def test_a_long_message_keeps_its_start_and_end():
     assert shown.startswith('k = vvv')
     assert shown.endswith('(in f.yaml): out of range; allowed: 1 to 2')
     assert 'characters left out' in shown
+
+
+# -- 3. --set reads a value as a file does ------------------------------------------
+
+@pytest.mark.parametrize('name, text', [
+    ('gnss.datum.start_utc', '2026-09-23T15:00:00Z'),
+    ('gnss.hz', '1e1'),
+    ('gnss.datum.geoid.dn_de', '1e-05'),
+    ('gnss.hz', '10'),
+    ('seed', '0x10'),
+    ('gnss.antenna_flu_m', '[0.0, 1e-1, 1.7]'),
+    ('gnss.corrections.outages_s', '["1:2", [3, 4e1]]'),
+])
+def test_set_takes_a_value_as_a_file_does(tmp_path, name, text):
+    *groups, leaf = name.split('.')
+    lines = [' ' * (2 * i) + f'{g}:' for i, g in enumerate(groups)]
+    path = tmp_path / 'one.yaml'
+    path.write_text('\n'.join(lines + [' ' * (2 * len(groups)) + f'{leaf}: {text}']) + '\n')
+    from_file = read_layer(path)[name]
+    args = build_parser().parse_args(['config', 'show', '--set', f'{name}={text}'])
+    assert load_config(overrides=overrides_from_args(args))[name] == from_file
