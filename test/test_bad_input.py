@@ -185,3 +185,19 @@ def test_set_takes_a_value_as_a_file_does(tmp_path, name, text):
     from_file = read_layer(path)[name]
     args = build_parser().parse_args(['config', 'show', '--set', f'{name}={text}'])
     assert load_config(overrides=overrides_from_args(args))[name] == from_file
+
+
+# -- 4. at most MAX_AGENTS vehicles in a rig ---------------------------------------
+
+def test_a_rig_has_at_most_max_agents_vehicles(tmp_path):
+    def rig(n):
+        path = tmp_path / f'rig{n}.yaml'
+        path.write_text(json.dumps({'vehicles': [
+            {'name': f'v{i}', 'vehicle': 'maxxum', 'namespace': f'v{i}',
+             'frame_prefix': f'v{i}/'} for i in range(n)]}))
+        return path
+    assert len(load_rig(rig(MAX_AGENTS)).agents) == MAX_AGENTS
+    with pytest.raises(ConfigError, match=f'500 vehicles; allowed 1 to {MAX_AGENTS}'):
+        load_rig(rig(500))
+    line = one_error_line(run_cli('up', '--rig', str(rig(500)), '--print-nodes'))
+    assert f'allowed 1 to {MAX_AGENTS}' in line
