@@ -2,7 +2,8 @@
 
 Sub-commands so far: ``config show | check | convert | docs``, ``site`` and
 ``geo enu | geodetic | utm``.
-User mistakes end with one line on stderr and exit status 2, never a traceback.
+User mistakes end with one line on stderr and exit status 2, never a traceback;
+a mistake in the arguments too (the usage is in ``--help``).
 ``config check`` is a linter: one line per file on stdout, status 1 if any
 file is invalid.
 """
@@ -11,6 +12,7 @@ import argparse
 import math
 import os
 from pathlib import Path
+import re
 import signal
 import sys
 import tempfile
@@ -20,6 +22,7 @@ from acres_sim.config import ConfigError, read_layer, resolve
 from acres_sim.config.options import (add_config_arguments, config_from_args,
                                       overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
+from acres_sim.config.validate import shorten
 
 __all__ = ['main']
 
@@ -235,8 +238,30 @@ def cmd_geo(args):
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake in one line and a pointer to --help (not the whole
+    usage), and with values such as -5:10 or -1e3 read as values, not as options."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes '-' + digits (or a dot and digits) for a value, nothing else;
+        # none of our options starts with '-' and a digit, so every such word is a value.
+        self._negative_number_matcher = re.compile(r'^-\.?[0-9]')
+        self.set_defaults(parser_of_command=self)   # the last command's parser wins
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but words left over are the mistake of the command they follow."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parsed.parser_of_command.error(f'unrecognized arguments: {" ".join(extras)}')
+        return parsed
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {shorten(message)} (see {self.prog} --help)\n')
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='acres-sim', description='Simulated sensor rig of the ACRE farm vehicles.')
     parser.add_argument('--version', action='version', version=f'acres_sim {__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND', required=True)

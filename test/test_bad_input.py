@@ -201,3 +201,55 @@ def test_a_rig_has_at_most_max_agents_vehicles(tmp_path):
         load_rig(rig(500))
     line = one_error_line(run_cli('up', '--rig', str(rig(500)), '--print-nodes'))
     assert f'allowed 1 to {MAX_AGENTS}' in line
+
+
+# -- 5. argparse: one line and a pointer to --help; -5:10 is a value ------------
+
+def _commands(parser, prefix=()):
+    """Every command of the parser, as argv prefixes (['config', 'show'], ...)."""
+    subs = [a for a in parser._actions if a.__class__.__name__ == '_SubParsersAction']
+    if not subs:
+        yield list(prefix)
+    for sub in subs:
+        for name, child in sub.choices.items():
+            yield from _commands(child, (*prefix, name))
+
+
+POSITIONALS = {'config check': ['a.yaml'], 'config convert': ['a.yaml'],
+               'geo enu': ['1', '2', '3'], 'geo geodetic': ['40', '-87', '200'],
+               'geo utm': ['5e5', '4.4e6', '200']}
+
+
+@pytest.mark.parametrize('command', [' '.join(c) for c in _commands(build_parser())])
+def test_usage_mistakes_are_one_line_with_a_pointer_to_help(capsys, command):
+    with pytest.raises(SystemExit) as stop:
+        main([*command.split(), *POSITIONALS.get(command, []), '--no-such-option'])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    prog = f'acres-sim {command}'
+    assert captured.out == '' and captured.err.count('\n') == 1
+    assert captured.err.startswith(f'{prog}: error: ')
+    assert captured.err.rstrip().endswith(f'(see {prog} --help)')
+    assert '--no-such-option' in captured.err
+
+
+@pytest.mark.parametrize('argv, prog', [
+    ([], 'acres-sim'),
+    (['config'], 'acres-sim config'),
+    (['record', '--agents', '7' * 5000], 'acres-sim record'),
+    (['geo', 'enu', '1'], 'acres-sim geo enu'),
+])
+def test_missing_or_malformed_arguments_are_one_line(argv, prog):
+    line = one_error_line(run_cli(*argv), re.escape(prog))
+    assert line.endswith(f'(see {prog} --help)')
+
+
+@pytest.mark.parametrize('argv', [['--gnss-outage', '-5:10'], ['--gnss-outage=-5:10']])
+def test_a_negative_outage_is_a_range_error(argv):
+    line = one_error_line(run_cli('config', 'show', *argv))
+    assert "gnss.corrections.outages_s = '-5:10'" in line and '0 <= start' in line
+
+
+def test_negative_numbers_are_values():
+    args = build_parser().parse_args(['geo', 'enu', '-5', '-1e3', '-.5', '--t', '-1e3'])
+    assert (args.e, args.n, args.u, args.t) == (-5.0, -1000.0, -0.5, -1000.0)
