@@ -253,3 +253,36 @@ def test_a_negative_outage_is_a_range_error(argv):
 def test_negative_numbers_are_values():
     args = build_parser().parse_args(['geo', 'enu', '-5', '-1e3', '-.5', '--t', '-1e3'])
     assert (args.e, args.n, args.u, args.t) == (-5.0, -1000.0, -0.5, -1000.0)
+
+
+# -- 6. geo and site -----------------------------------------------------------------
+
+@pytest.mark.parametrize('argv, fragment', [
+    (['site', '--t', 'nan'], "--t: 'nan' is not a finite number"),
+    (['site', '--t', '1e308'], '--t: 1e308 s is outside the episode times'),
+    (['site', '--t=-inf'], "--t: '-inf' is not a finite number"),
+    (['geo', 'enu', 'nan', 'nan', 'nan'], "argument e: 'nan' is not a finite number"),
+    (['geo', 'enu', '0', '0', '0', '--t', '1e12'], '--t: 1e12 s is outside'),
+    (['geo', 'geodetic', '40.4', '-87', 'inf'], "argument h: 'inf' is not a finite number"),
+    (['geo', 'utm', '1e300', '0', '0'], 'E 1e+300 m, N 0 m: latitude nan'),
+    (['geo', 'enu', '1e7', '1e7', '0'], 'give no point on the Earth'),
+    (['geo', 'enu', '0', '0', '1e300'], 'give no point on the Earth'),
+])
+def test_geo_and_site_refuse_what_is_not_a_point(argv, fragment):
+    line = one_error_line(run_cli(*argv))
+    assert fragment in line, line
+
+
+def test_geo_warns_far_from_the_projections_area():
+    near = run_cli('geo', 'enu', '100', '200', '0')
+    assert near.returncode == 0 and near.stderr == ''
+    far = run_cli('geo', 'enu', '2e6', '0', '0')       # 2000 km east: near Bermuda
+    assert far.returncode == 0 and 'nad83_2011' in far.stdout
+    warnings = far.stderr.splitlines()
+    assert len(warnings) == 1 and warnings[0].startswith('acres-sim: warning: ')
+    assert 'EPSG:2968' in warnings[0] and 'UTM zone 16' in warnings[0]
+    other_zone = run_cli('geo', 'geodetic', '40.4', '-80.0', '200')
+    assert other_zone.returncode == 0 and 'UTM zone 16' in other_zone.stderr
+    assert 'EPSG:2968' in other_zone.stderr
+    own_zone = run_cli('geo', 'geodetic', '40.4', '-80.0', '200', '--zone', '17')
+    assert 'UTM' not in own_zone.stderr and 'EPSG:2968' in own_zone.stderr
