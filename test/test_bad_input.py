@@ -11,10 +11,12 @@ import subprocess
 import sys
 import textwrap
 
+from hypothesis import given, settings, strategies as st
 import pytest
 
 from acres_sim.cli import build_parser, main
 from acres_sim.config import ConfigError, load_config, read_layer
+from acres_sim.config.validate import MESSAGE_MAX
 from acres_sim.config.options import overrides_from_args
 from acres_sim.rig import MAX_AGENTS, load_rig
 
@@ -157,6 +159,16 @@ def test_huge_command_line_values_give_a_short_line():
     assert "unknown key 'gnss.hzz" in line
 
 
+@given(st.text(max_size=2000))
+def test_every_message_is_short_and_keeps_both_ends(text):
+    shown = str(ConfigError(text))
+    assert len(shown) <= MESSAGE_MAX
+    if len(text) <= MESSAGE_MAX:
+        assert shown == text
+    else:
+        assert shown.startswith(text[:150]) and shown.endswith(text[-150:])
+
+
 def test_a_long_message_keeps_its_start_and_end():
     message = 'k = ' + 'v' * 100_000 + ' (in f.yaml): out of range; allowed: 1 to 2'
     shown = str(ConfigError(message))
@@ -167,6 +179,17 @@ def test_a_long_message_keeps_its_start_and_end():
 
 
 # -- 3. --set reads a value as a file does ------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1.0, 120.0), st.sampled_from(['{:e}', '{:g}', '{!r}', '{:.0e}', '{:E}']))
+def test_set_reads_every_spelling_of_a_number_as_a_file_does(tmp_path_factory, hz, spelling):
+    text = spelling.format(hz)
+    path = tmp_path_factory.mktemp('set') / 'hz.yaml'
+    path.write_text(f'gnss:\n  hz: {text}\n')
+    from_file = read_layer(path).get('gnss.hz')
+    args = build_parser().parse_args(['config', 'show', '--set', f'gnss.hz={text}'])
+    assert overrides_from_args(args) == {'gnss.hz': from_file}
+
 
 @pytest.mark.parametrize('name, text', [
     ('gnss.datum.start_utc', '2026-09-23T15:00:00Z'),
