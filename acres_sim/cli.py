@@ -2,7 +2,8 @@
 
 Sub-commands so far: ``config show | check | convert | docs``, ``record``,
 ``bag repair``, ``up``, ``site`` and ``geo enu | geodetic | utm``.
-User mistakes end with one line on stderr and exit status 2, never a traceback.
+User mistakes end with one line on stderr and exit status 2, never a traceback;
+a mistake in the arguments too (the usage is in ``--help``).
 ``config check`` is a linter: one line per file on stdout, status 1 if any
 file is invalid.
 """
@@ -11,6 +12,7 @@ import argparse
 import math
 import os
 from pathlib import Path
+import re
 import signal
 import sys
 import tempfile
@@ -20,6 +22,7 @@ from acres_sim.config import ConfigError, read_layer, resolve
 from acres_sim.config.options import (add_config_arguments, config_from_args,
                                       overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
+from acres_sim.config.validate import OUTAGE_END_MAX_S, shorten
 
 __all__ = ['main']
 
@@ -214,7 +217,7 @@ def _print_nodes(nodes, folder, network):
     return 0
 
 
-class UsageError(Exception):
+class UsageError(ConfigError):
     """A command-line value that makes no sense (one line for the user)."""
 
 
@@ -234,9 +237,9 @@ def cmd_site(args):
             *config['gnss.datum.harn_to_nad83_2011_shift_deg']),
         '',
         'The tile origin (grid ENU 0, 0, 0) in every frame:',
+        describe_point(config, 0.0, 0.0, 0.0, args.t, args.zone),
     ]
     print('\n'.join(lines))
-    print(describe_point(config, 0.0, 0.0, 0.0, args.t, args.zone))
     return 0
 
 
@@ -259,26 +262,70 @@ def describe_point(config, e, n, u, t_s, zone=None):
         f'  {"frame":12} {"latitude [deg]":>15} {"longitude [deg]":>16} {"h [m]":>10}'
         f' {f"UTM {zone} E [m]":>14} {f"UTM {zone} N [m]":>15}',
     ]
+    on_earth = {}
     for frame in FRAMES:
         lat, lon, h = site.enu_to_geodetic(e, n, u, t_s, frame)
         easting, northing, _gamma, _k = utm_forward(lat, lon, zone)
+        _check_on_earth(lat, lon, [h, easting, northing], (e, n, u))
+        on_earth[frame] = lat, lon
         lines.append(f'  {frame:12} {lat:15.9f} {lon:16.9f} {h:10.4f} '
                      f'{easting:14.4f} {northing:15.4f}')
     lat, lon, _h = site.enu_to_geodetic(e, n, u, t_s, 'nad83_2011')
     _e, _n, gamma, scale = utm_forward(lat, lon, zone)
     alpha = site.grid_rotation_deg(e, n, u, t_s, 'nad83_2011', zone)
+    _check_on_earth(lat, lon, [navd88, undulation, gamma, scale, alpha], (e, n, u))
     lines.append(f'  UTM {zone} (NAD83(2011)): convergence gamma {math.degrees(gamma):.5f} deg, '
                  f'scale k {scale:.8f}, grid rotation alpha {alpha:.4f} deg')
+    _warn_outside_the_areas(*on_earth['nad83_harn'], zone)
     return '\n'.join(lines)
 
 
-def _check_latlon(lat, lon):
+def _check_on_earth(lat, lon, numbers, enu):
+    """Refuse what the projections turn into no point (far beyond their area)."""
+    if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0
+            and all(math.isfinite(x) for x in numbers)):
+        grid = ', '.join(f'{x:g}' for x in enu)
+        raise UsageError(f'grid ENU ({grid}) m is too far from the tile (at 0, 0, 0): the '
+                         'projections give no point on the Earth there (latitude '
+                         f'{lat:g}, longitude {lon:g} deg)')
+
+
+def _warn_outside_the_areas(lat, lon, zone):
+    """A warning when (lat, lon) NAD83(HARN) lies outside the area of use of the
+    tile's grid EPSG:2968 or of UTM ``zone``: the numbers there lose accuracy."""
+    from acres_sim.core.geo import AREA_OF_USE_DEG, zone_area_deg
+
+    def outside(area):
+        west, south, east, north = area
+        return not (south <= lat <= north and west <= lon <= east)
+
+    def bounds(area):
+        west, south, east, north = area
+        return f'lat {south:g}..{north:g}, lon {west:g}..{east:g}'
+
+    areas = [(name, area) for name, area in (('EPSG:2968', AREA_OF_USE_DEG),
+                                             (f'UTM zone {zone}', zone_area_deg(zone)))
+             if outside(area)]
+    if areas:
+        print(f'acres-sim: warning: latitude {lat:.4f}, longitude {lon:.4f} deg is outside the '
+              'area of ' + ' and of '.join(f'{name} ({bounds(area)} deg)' for name, area in areas)
+              + '; the values there lose accuracy', file=sys.stderr)
+
+
+def _check_latlon(lat, lon, given='latitude / longitude'):
     if not -90.0 <= lat <= 90.0 or not -180.0 <= lon <= 180.0:
-        raise UsageError(f'latitude {lat} / longitude {lon} out of range '
-                         '(-90..90, -180..180 degrees)')
+        raise UsageError(f'{given}: latitude {lat:g} / longitude {lon:g} is not a point on the '
+                         'Earth (allowed -90..90, -180..180 degrees)')
 
 
 def cmd_geo(args):
+    import numpy as np
+
+    with np.errstate(all='ignore'):    # a point too far off is refused, not warned about
+        return _geo(args)
+
+
+def _geo(args):
     from acres_sim.core.geo import SiteGeoreference, utm_inverse
 
     config = config_from_args(args)
@@ -289,17 +336,61 @@ def cmd_geo(args):
     else:
         if args.geo_command == 'utm':
             lat, lon = utm_inverse(args.easting, args.northing, zone)
+            _check_latlon(lat, lon, f'UTM {zone} E {args.easting:g} m, N {args.northing:g} m')
         else:
             lat, lon = args.lat, args.lon
-        _check_latlon(lat, lon)
+            _check_latlon(lat, lon)
         e, n, u = site.geodetic_to_enu(lat, lon, args.h, args.t, args.frame)
+    point = describe_point(config, e, n, u, args.t, zone)
     print(f'Point in every frame (site origin {config["site.origin_source_ft"]} ftUS):')
-    print(describe_point(config, e, n, u, args.t, zone))
+    print(point)
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake in one line and a pointer to --help (not the whole
+    usage), and with values such as -5:10 or -1e3 read as values, not as options."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes '-' + digits (or a dot and digits) for a value, nothing else;
+        # none of our options starts with '-' and a digit, so every such word is a value.
+        self._negative_number_matcher = re.compile(r'^-\.?[0-9]')
+        self.set_defaults(parser_of_command=self)   # the last command's parser wins
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but words left over are the mistake of the command they follow."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parsed.parser_of_command.error(f'unrecognized arguments: {" ".join(extras)}')
+        return parsed
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {shorten(message)} (see {self.prog} --help)\n')
+
+
+def _finite(text):
+    """argparse type: a finite float."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f'{text!r} is not a finite number')
+    return value
+
+
+def _episode_time(text):
+    """argparse type: an episode time in seconds, within +-1e9 s (31 years)."""
+    value = _finite(text)
+    if abs(value) > OUTAGE_END_MAX_S:
+        raise argparse.ArgumentTypeError(f'{text} s is outside the episode times '
+                                         f'(|t| <= {OUTAGE_END_MAX_S:g} s)')
+    return value
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='acres-sim', description='Simulated sensor rig of the ACRE farm vehicles.')
     parser.add_argument('--version', action='version', version=f'acres_sim {__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND', required=True)
@@ -398,15 +489,15 @@ def build_parser():
     geo_commands = geo.add_subparsers(dest='geo_command', metavar='FROM', required=True)
     enu = geo_commands.add_parser('enu', help='from grid ENU metres of the tile')
     for name in ('e', 'n', 'u'):
-        enu.add_argument(name, type=float, help=f'grid {name} [m]')
+        enu.add_argument(name, type=_finite, help=f'grid {name} [m]')
     geodetic = geo_commands.add_parser('geodetic', help='from latitude, longitude, height')
-    geodetic.add_argument('lat', type=float, help='latitude [deg]')
-    geodetic.add_argument('lon', type=float, help='longitude [deg], east positive')
-    geodetic.add_argument('h', type=float, help='ellipsoidal height [m]')
+    geodetic.add_argument('lat', type=_finite, help='latitude [deg]')
+    geodetic.add_argument('lon', type=_finite, help='longitude [deg], east positive')
+    geodetic.add_argument('h', type=_finite, help='ellipsoidal height [m]')
     utm = geo_commands.add_parser('utm', help='from UTM easting, northing, height')
-    utm.add_argument('easting', type=float, help='[m]')
-    utm.add_argument('northing', type=float, help='[m]')
-    utm.add_argument('h', type=float, help='ellipsoidal height [m]')
+    utm.add_argument('easting', type=_finite, help='[m]')
+    utm.add_argument('northing', type=_finite, help='[m]')
+    utm.add_argument('h', type=_finite, help='ellipsoidal height [m]')
     for sub in (enu, geodetic, utm):
         _add_time_and_zone(sub)
         if sub is not enu:
@@ -419,8 +510,9 @@ def build_parser():
 
 
 def _add_time_and_zone(parser):
-    parser.add_argument('--t', type=float, default=0.0, metavar='SECONDS',
-                        help='episode time; the epoch is gnss.datum.start_utc + t (default 0)')
+    parser.add_argument('--t', type=_episode_time, default=0.0, metavar='SECONDS',
+                        help='episode time, within +-1e9 s; the epoch is '
+                             'gnss.datum.start_utc + t (default 0)')
     parser.add_argument('--zone', type=int, choices=range(1, 61), metavar='ZONE',
                         help='UTM zone (default: ins.utm_zone)')
 

@@ -142,6 +142,9 @@ def load_rig(name_or_path) -> Rig:
     if not isinstance(tree, dict) or not isinstance(tree.get('vehicles'), list) \
             or not tree['vehicles']:
         raise ConfigError(f'{source}: a rig file needs a non-empty list "vehicles"')
+    if len(tree['vehicles']) > MAX_AGENTS:   # each is a sim agent and up to two nodes
+        raise ConfigError(f'{source}: {len(tree["vehicles"])} vehicles; allowed 1 to '
+                          f'{MAX_AGENTS} (as agents)')
     unknown = sorted(set(tree) - {'description', 'vehicles'})
     if unknown:
         raise ConfigError(f"{source}: unknown entry '{unknown[0]}'; allowed: description, "

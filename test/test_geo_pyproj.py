@@ -29,10 +29,11 @@ from pyproj.crs import CoordinateOperation
 import pytest
 
 from acres_sim.config import load_config
-from acres_sim.core.geo import (GRS80, WGS84, HelmertParams, SiteGeoreference, ecef_to_geodetic,
-                                geodetic_to_ecef, helmert_itrf2014_to_nad83_2011,
-                                helmert_nad83_2011_to_itrf2014, indiana_west_forward,
-                                indiana_west_inverse, utm_forward, utm_inverse)
+from acres_sim.core.geo import (AREA_OF_USE_DEG, GRS80, WGS84, HelmertParams,
+                                SiteGeoreference, ecef_to_geodetic, geodetic_to_ecef,
+                                helmert_itrf2014_to_nad83_2011, helmert_nad83_2011_to_itrf2014,
+                                indiana_west_forward, indiana_west_inverse, utm_forward,
+                                utm_inverse, zone_area_deg)
 
 pyproj.network.set_network_enabled(False)
 
@@ -569,3 +570,10 @@ def test_caveat_figures_at_the_origin(site):
         assert round(h_w - h_n, 2) == -1.13
         east, north = local_en_m(lat_n, lon_n, lat_h, lon_h)
         assert round(float(math.hypot(east, north)) * 100, 1) == 2.1
+
+
+@pytest.mark.parametrize('zone', [1, 16, 17, 60])
+def test_areas_of_use_are_the_registrys(zone):
+    """The areas outside which `acres-sim geo` warns: EPSG's for the grid and UTM zones."""
+    assert AREA_OF_USE_DEG == CRS.from_epsg(2968).area_of_use.bounds
+    assert zone_area_deg(zone) == CRS.from_epsg(32600 + zone).area_of_use.bounds

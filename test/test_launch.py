@@ -211,6 +211,12 @@ def test_empty_or_missing_arguments_are_not_given():
         == RigOptions()
 
 
+def test_numbers_are_read_as_a_config_file_reads_them():
+    """'1e1' is a number in a config file (as rcl reads YAML), so in a launch argument too."""
+    options = options_from_launch_arguments({'gnss_hz': '1e1', 'delay': '2e-2'})
+    assert options.overrides == {'gnss.hz': 10.0, 'delay_s': 0.02}
+
+
 def test_text_arguments_stay_text():
     """Choices, routes and files are not read as YAML ('on' is no boolean, '~' is home)."""
     options = options_from_launch_arguments({'gnss_start': 'on', 'route': '1',

@@ -18,7 +18,9 @@ checked key by key against the schema; the first mistake stops with one
 A parameter file is also held to what rcl (the nodes' parser) accepts: rcl
 types a value by how it is written, so a float key needs ``10.0``, not ``10``,
 and outages are written as ``"START:END"`` strings.  YAML is read the way rcl
-reads it: ``1e-05`` is a number and an unquoted time stays a string.
+reads it: ``1e-05`` is a number, an unquoted time stays a string and an alias
+(``*name``) is refused.  Every file is held to this, parameter file or not,
+and a key given twice in one mapping is an error in YAML and JSON alike.
 """
 
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ import json
 import os
 import re
 from pathlib import Path
+import stat
 import sys
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
@@ -37,8 +40,8 @@ from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 from acres_sim.config.validate import (ConfigError, check_config, check_value,
                                        parse_outage, unknown_key)
 
-__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'read_document', 'read_layer',
-           'resolve']
+__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'parse_yaml', 'read_document',
+           'read_layer', 'resolve', 'yaml_problem']
 
 PACKAGE = 'acres_sim'
 RIGS = {'polaris': 'sensors_polaris.yaml', 'maxxum': 'sensors_maxxum.yaml'}
@@ -92,9 +95,34 @@ class Config:
         return params_yaml(self.values, notes)
 
 
+MERGE_TAG = 'tag:yaml.org,2002:merge'
+
+
 class _RclLikeLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, reading scalars as rcl does: no timestamps, and
-    floats with an exponent need no dot (YAML 1.2), e.g. 1e-05."""
+    """PyYAML's safe loader, reading as rcl does: no timestamps, floats with an
+    exponent need no dot (YAML 1.2, e.g. 1e-05), and no aliases (rcl refuses
+    them; expanded, a few hundred bytes of nested aliases are gigabytes).  A key
+    given twice in one mapping is refused too, not "the last one wins"."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f'found an alias (*{event.anchor}), which acres_sim does not read '
+                '(rcl refuses aliases too; write the value out)', event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
+                name = self.construct_object(key_node)
+                if name in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f'found the key {name!r} twice in one mapping',
+                        key_node.start_mark)
+                seen.add(name)
+        return super().construct_mapping(node, deep)
 
 
 _RclLikeLoader.yaml_implicit_resolvers = {
@@ -104,6 +132,31 @@ _RclLikeLoader.add_implicit_resolver(
     'tag:yaml.org,2002:float',
     re.compile(r'^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$'),
     list('-+0123456789.'))
+
+
+def parse_yaml(text):
+    """The value of YAML ``text``, read as a config file is (see :class:`_RclLikeLoader`).
+    Raises yaml.YAMLError (or RecursionError when nested too deeply)."""
+    return yaml.load(text, Loader=_RclLikeLoader)
+
+
+def yaml_problem(err) -> str:
+    """What is wrong in a YAML text, on one line, with the line and column."""
+    mark = getattr(err, 'problem_mark', None)
+    if mark is None:
+        return ' '.join(str(err).split())
+    what = '; '.join(part for part in (err.context, err.problem) if part)
+    return f'line {mark.line + 1}, column {mark.column + 1}: ' + ' '.join(what.split())
+
+
+def _unique_keys(pairs):
+    """A JSON object, refusing a key given twice."""
+    out = {}
+    for name, value in pairs:
+        if name in out:
+            raise ValueError(f'found the key {name!r} twice in one object')
+        out[name] = value
+    return out
 
 
 def _flatten(tree, prefix, source, out):
@@ -145,11 +198,16 @@ def _parameters(tree, source):
 
 def read_document(path, what='config'):
     """The parsed content of a YAML file (JSON by the ``.json`` suffix), read the
-    way rcl reads YAML; any problem is one ConfigError naming the ``what`` file."""
+    way rcl reads YAML; any problem is one ConfigError naming the ``what`` file.
+    Only a regular file is read: a FIFO or a device is refused, not waited on."""
     path = Path(path)
     source = str(path)
     try:
-        text = path.read_text(encoding='utf-8')
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # a FIFO opens without a writer
+        with os.fdopen(fd, 'rb') as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise ConfigError(f'{what} file {source} is not a regular file')
+            text = file.read().decode('utf-8')
     except OSError as err:
         raise ConfigError(f'cannot read {what} file {source}: '
                           f'{err.strerror or err.__class__.__name__}') from None
@@ -157,10 +215,11 @@ def read_document(path, what='config'):
         raise ConfigError(f'{source} is not a text file (UTF-8)') from None
     kind = 'JSON' if path.suffix == '.json' else 'YAML'
     try:
-        return json.loads(text) if kind == 'JSON' else yaml.load(text, Loader=_RclLikeLoader)
+        return (json.loads(text, object_pairs_hook=_unique_keys) if kind == 'JSON'
+                else parse_yaml(text))
     except (ValueError, yaml.YAMLError, RecursionError) as err:
-        reason = 'nested too deeply' if isinstance(err, RecursionError) else str(err)
-        raise ConfigError(f'{source} is not valid {kind}: ' + ' '.join(reason.split())) from None
+        reason = 'nested too deeply' if isinstance(err, RecursionError) else yaml_problem(err)
+        raise ConfigError(f'{source} is not valid {kind}: {reason}') from None
 
 
 def read_layer(path) -> dict:

@@ -8,7 +8,7 @@ import argparse
 
 import yaml
 
-from acres_sim.config.loader import RIGS, load_config
+from acres_sim.config.loader import RIGS, load_config, parse_yaml, yaml_problem
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 
@@ -85,7 +85,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris',
                        help='add a correction outage [START, END) in seconds; repeatable '
                             '[-SensorGnssOutage=]')
     group.add_argument('--set', metavar='KEY=VALUE', dest='opt_set', action='append',
-                       default=[], help='set any key, VALUE in YAML syntax (e.g. '
+                       default=[], help='set any key, VALUE written as in a config file (e.g. '
                                         'gnss.states.single.sigma_h_m=2.0); repeatable')
 
 
@@ -94,9 +94,10 @@ def _parse_set(item):
     if not sep or not name.strip():
         raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set gnss.hz=5")
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise ConfigError(f"--set {item!r}: VALUE is not valid YAML") from None
+        value = parse_yaml(text)   # as a config file's value is read
+    except (yaml.YAMLError, RecursionError) as err:
+        reason = 'nested too deeply' if isinstance(err, RecursionError) else yaml_problem(err)
+        raise ConfigError(f"--set {item!r}: VALUE is not valid YAML ({reason})") from None
     return name.strip(), value
 
 

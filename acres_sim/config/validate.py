@@ -2,7 +2,9 @@
 
 Every user mistake ends in one :class:`ConfigError` whose message names the key,
 the value, what is allowed and where the value came from.  Nothing here raises
-anything else for bad input.
+anything else for bad input.  A message is a few hundred characters at most:
+:func:`shorten` cuts the middle of a longer one (a 10 MB string value, a
+4300-digit number), so its start (the key) and its end (what is allowed) stay.
 """
 
 import datetime as _dt
@@ -11,8 +13,8 @@ import math
 
 from acres_sim.config.schema import KEY_NAMES, OUTAGES, Key, key
 
-__all__ = ['ConfigError', 'check_value', 'check_config', 'parse_outage', 'unknown_key',
-           'parse_utc']
+__all__ = ['ConfigError', 'MESSAGE_MAX', 'check_value', 'check_config', 'parse_outage',
+           'parse_utc', 'shorten', 'unknown_key']
 
 
 # Outage bounds stay far inside the message-index arithmetic of the receiver
@@ -20,8 +22,27 @@ __all__ = ['ConfigError', 'check_value', 'check_config', 'parse_outage', 'unknow
 OUTAGE_END_MAX_S = 1e9
 
 
+# The longest message for the user, in characters.
+MESSAGE_MAX = 400
+
+
+def shorten(text, limit=MESSAGE_MAX) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and end
+    with the middle left out (and said so)."""
+    if len(text) <= limit:
+        return text
+    cut = f' ... [{len(text) - limit} characters left out] ... '
+    head = (limit - len(cut)) // 2
+    tail = limit - len(cut) - head
+    return text[:head] + cut + text[len(text) - tail:]
+
+
 class ConfigError(ValueError):
-    """A configuration the user must fix; ``str(err)`` is the whole message."""
+    """A configuration the user must fix; ``str(err)`` is the whole message,
+    shortened to :data:`MESSAGE_MAX` characters."""
+
+    def __init__(self, message):
+        super().__init__(shorten(str(message)))
 
 
 def _where(source):
@@ -46,8 +67,10 @@ def _number(k, value, source, what='a number'):
     # bool is an int in Python; a YAML "true" is never a number here.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _fail(k, value, f'expected {what}', source)
-    if abs(value) > 1e300 or not math.isfinite(value):  # 1e300: huge ints don't fit a float
+    if isinstance(value, float) and not math.isfinite(value):
         raise _fail(k, value, 'not a finite number', source)
+    if abs(value) > 1e300:   # a huge integer does not fit a float
+        raise _fail(k, value, 'out of range', source)
     if k.low is not None and (value <= k.low if k.low_open else value < k.low):
         raise _fail(k, value, 'out of range', source)
     if k.high is not None and value > k.high:

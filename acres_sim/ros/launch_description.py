@@ -23,6 +23,7 @@ import os
 
 import yaml
 
+from acres_sim.config.loader import parse_yaml
 from acres_sim.config.node_params import SIM_PARAMS
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
@@ -131,8 +132,8 @@ def launch_arguments(rig=None):
 def _parse(name, text):
     """The value of argument ``name`` read as YAML, as ``--set`` reads it."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return parse_yaml(text)
+    except (yaml.YAMLError, RecursionError):
         raise ConfigError(f'launch argument {name}:={text!r}: not a value '
                           '(true, false, a number or a word)') from None
 

@@ -13,15 +13,17 @@ from acres_sim.core.geo.ellipsoid import GRS80, WGS84, Ellipsoid
 from acres_sim.core.geo.epoch import decimal_year
 from acres_sim.core.geo.helmert import HelmertParams, helmert_forward, helmert_inverse
 from acres_sim.core.geo.site import FRAMES, AffineGridToUtm, SiteGeoreference, SiteParams
-from acres_sim.core.geo.state_plane import (US_SURVEY_FOOT_M, indiana_west_forward_rad,
-                                            indiana_west_inverse_rad)
-from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad, utm_inverse_rad
+from acres_sim.core.geo.state_plane import (AREA_OF_USE_DEG, US_SURVEY_FOOT_M,
+                                            indiana_west_forward_rad, indiana_west_inverse_rad)
+from acres_sim.core.geo.utm import (central_meridian_rad, utm_forward_rad, utm_inverse_rad,
+                                    zone_area_deg)
 
 __all__ = [
-    'AffineGridToUtm', 'Ellipsoid', 'FRAMES', 'GRS80', 'HelmertParams', 'SiteGeoreference',
-    'SiteParams', 'US_SURVEY_FOOT_M', 'WGS84', 'decimal_year', 'ecef_to_geodetic',
+    'AREA_OF_USE_DEG', 'AffineGridToUtm', 'Ellipsoid', 'FRAMES', 'GRS80', 'HelmertParams',
+    'SiteGeoreference', 'SiteParams', 'US_SURVEY_FOOT_M', 'WGS84', 'decimal_year', 'ecef_to_geodetic',
     'geodetic_to_ecef', 'helmert_itrf2014_to_nad83_2011', 'helmert_nad83_2011_to_itrf2014',
     'indiana_west_forward', 'indiana_west_inverse', 'utm_forward', 'utm_inverse',
+    'zone_area_deg',
 ]
 
 _vector = np.vectorize  # thin array faces over the scalar kernels (not for hot loops)

@@ -14,7 +14,8 @@ from numba import njit
 
 from acres_sim.core.geo.ellipsoid import WGS84
 
-__all__ = ['K0', 'FALSE_EASTING', 'central_meridian_rad', 'utm_forward_rad', 'utm_inverse_rad']
+__all__ = ['K0', 'FALSE_EASTING', 'central_meridian_rad', 'utm_forward_rad', 'utm_inverse_rad',
+           'zone_area_deg']
 
 K0 = 0.9996
 FALSE_EASTING = 500000.0
@@ -57,6 +58,12 @@ _ALPHA, _BETA = _series(_n)
 def central_meridian_rad(zone):
     """lambda_c of UTM ``zone`` (1..60) [rad]."""
     return math.radians(-183.0 + 6.0 * zone)
+
+
+def zone_area_deg(zone):
+    """The area of northern UTM ``zone`` (west, south, east, north) [deg]: 6 deg of
+    longitude around its central meridian, from the equator to 84 deg north."""
+    return (-186.0 + 6.0 * zone, 0.0, -180.0 + 6.0 * zone, 84.0)
 
 
 @njit(cache=True)
