@@ -131,6 +131,8 @@ def test_a_burst_of_signals_stops_up_and_all_its_nodes(ros_domain_id):
                                env=child_environment(), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
+        first = process.stderr.readline()
+        assert first.startswith('acres-sim up: DDS discovery '), first     # the network line
         assert process.stderr.readline().startswith('acres-sim up: started ')
         nodes = child_pids(process.pid)
         folders = {Path(arg).parent for command in nodes.values() for arg in command.split()
