@@ -27,10 +27,11 @@ TIMEOUT_S = 240
 PNG_END = b'IEND\xaeB`\x82'
 
 
-def start(out, *argv, duration='600', preexec_fn=None):
+def start(out, *argv, duration='600', preexec_fn=None, new_session=False):
     return subprocess.Popen([EXE, 'record', '--duration', duration, '--out', str(out),
                              '--no-progress', *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn,
+                            start_new_session=new_session)
 
 
 def finish(process, timeout=TIMEOUT_S):
@@ -252,6 +253,26 @@ def test_sigkill_of_the_recorder_keeps_the_rows_the_bag_has(tmp_path):
     assert len(gnss) >= counts['/gnss_receiver/fix'] > 0
     assert len(imu) >= counts['/imu/data_raw'] > 0
     assert not (out / 'episode.json').exists()      # the run never ended: no claim
+
+
+def test_sigkill_of_the_process_group_leaves_a_bag_that_can_be_repaired(tmp_path):
+    """All three processes die at once: nobody closes the bag; the repair
+    makes it readable, and the next recording replaces the whole folder."""
+    out = tmp_path / 'group'
+    process = start(out, new_session=True)
+    bag = out / 'bag' / 'bag.mcap'
+    try:
+        wait_for(lambda: bag.exists() and bag.stat().st_size > 1_100_000, process)
+        os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        finish(process)
+    wait_for(lambda: not children_alive(out), what='the writer processes')
+    assert not bag_readable(out / 'bag')
+    assert main(['bag', 'repair', str(out)]) == 0
+    counts = bag_counts(out / 'bag')
+    assert counts['/clock'] > 0 and counts['/tf_static'] == 1
+    assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 0
+    assert len(rows(out / 'truth.jsonl')) == 101
 
 
 def children_alive(out):

@@ -112,3 +112,26 @@ def test_a_file_that_cannot_be_opened_fails_the_start_in_one_line(tmp_path):
     with pytest.raises(RowProcessError, match='while opening the files') as err:
         RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None)], 0.0)
     assert err.value.reason.startswith('FileNotFoundError')
+
+
+def test_the_parents_files_end_on_a_whole_line_when_it_is_killed(tmp_path):
+    """A parent killed inside a write leaves part of a line in its own file;
+    the row writer, which outlives it, cuts that part off."""
+    gnss = tmp_path / 'gnss.jsonl'
+    code = textwrap.dedent(f'''
+        import os, signal
+        from acres_sim.record.rows_process import RowProcess
+        process = RowProcess([(None, {str(tmp_path / 'truth.jsonl')!r}, None)], 0.0,
+                             tidy=[{str(gnss)!r}])
+        with open({str(gnss)!r}, 'wb') as f:
+            f.write(b'{{"k": 0}}\\n{{"k": 1}}\\n{{"k": 2, "pos')    # the kill, mid-line
+        os.kill(os.getpid(), signal.SIGKILL)
+    ''')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == -signal.SIGKILL
+    for _ in range(300):                               # the orphan tidies up
+        if gnss.read_bytes().endswith(b'\n'):
+            break
+        time.sleep(0.1)
+    assert [r['k'] for r in rows(gnss)] == [0, 1]

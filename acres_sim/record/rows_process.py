@@ -9,7 +9,9 @@ into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.
 delay line until their delivery step (:func:`acres_sim.core.schedule.delivery_step`),
 writing them then with the scheduler's times.  On close (or end-of-file: the
 parent died) the rows still waiting are written with delivery null and the
-files closed, whole lines only.  Start-up and signals as every writer process
+files closed, whole lines only.  When the parent died, the child also cuts a
+partial last line off the parent's own jsonl files (``tidy``: a SIGKILL can
+land inside a write of several pages, and nothing else survives to do it).  Start-up and signals as every writer process
 (:mod:`acres_sim.record.child`); a failure of the child is raised in the parent
 as :class:`RowProcessError` at the next block or at close.
 """
@@ -25,7 +27,7 @@ from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
                                     ignore_interrupts, starting_child)
-from acres_sim.record.jsonl import JsonlWriter, interrupts_held
+from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 
 __all__ = ['RowProcess', 'RowProcessError', 'timed_row', 'truth_row']
 
@@ -97,9 +99,9 @@ class _Agent:
                 self.truth.close()
 
 
-def _child_main(agents, delay_s, inbox, outbox):
+def _child_main(agents, delay_s, inbox, outbox, tidy=()):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
-    per agent.  Frames: ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``,
+    per agent; ``tidy``: the parent's files to end on a whole line if it dies.  Frames: ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``,
     ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
@@ -120,6 +122,9 @@ def _child_main(agents, delay_s, inbox, outbox):
                 writer.close(delay_s)
             if frame[0] == 'close':
                 outbox.send(('closed',))
+            else:                            # the parent is gone: so are its writes
+                for path in tidy:
+                    cut_partial_line(path)
             return
     except BaseException:
         text = traceback.format_exc()
@@ -139,12 +144,13 @@ class RowProcess:
     """Parent side: start the row writer for ``agents`` (see :func:`_child_main`),
     send it blocks, close it.  ``close()`` is idempotent and also runs at exit."""
 
-    def __init__(self, agents, delay_s):
+    def __init__(self, agents, delay_s, tidy=()):
         ctx = multiprocessing.get_context('spawn')
         child_in, self._inbox = ctx.Pipe(duplex=False)
         self._outbox, child_out = ctx.Pipe(duplex=False)
         self._process = ctx.Process(target=_child_main, name='row writer',
-                                    args=(list(agents), float(delay_s), child_in, child_out))
+                                    args=(list(agents), float(delay_s), child_in, child_out,
+                                          [str(path) for path in tidy]))
         with starting_child():
             self._process.start()
         child_in.close()

@@ -197,7 +197,9 @@ class _Recording:
             agent.files = {name: JsonlWriter(path)
                            for name, path in self._jsonl_paths(agent).items()
                            if name not in ('ins', 'truth')}
-        self.rows = RowProcess(self._row_files, self.delay_s)
+        self.rows = RowProcess(self._row_files, self.delay_s,
+                               tidy=[file.path for agent in self.agents
+                                     for file in agent.files.values()])
         # run() stops gracefully between blocks: no signal hold per message
         self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True)
         self._add_topics()
