@@ -94,13 +94,10 @@ def cmd_config_docs(args):
 def cmd_record(args):
     # Signals first: a Ctrl-C or SIGTERM from here on stops the run where its
     # files are whole (the simulator's import and compilation take seconds).
-    from acres_sim.record.stop import StopRequest
+    from acres_sim.stop_signals import StopSignals
 
-    stop = StopRequest().install()
-    try:
+    with StopSignals() as stop:
         return _record(args, stop)
-    finally:
-        stop.restore()
 
 
 def _record(args, stop):

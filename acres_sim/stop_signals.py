@@ -12,6 +12,11 @@ So the handler here only stores the signal number and counts.  A loop that
 sleeps waits in :meth:`StopSignals.wait`, a ``select`` on a self-pipe into
 which the interpreter's own C-level handler writes a byte for every signal
 (``signal.set_wakeup_fd``), so a signal wakes it at once.
+
+The nodes, ``acres-sim up`` and ``acres-sim record`` all stop this way.  The
+module imports nothing heavy, so a command can install it first thing, before
+it imports the simulator: a signal in its first seconds is then a stop request
+like any other.
 """
 
 import os
@@ -59,6 +64,16 @@ class StopSignals:
 
     def is_set(self):
         return self._requested or self.signal is not None
+
+    @property
+    def name(self):
+        """'SIGINT' or 'SIGTERM' once one arrived, else None."""
+        return None if self.signal is None else signal.Signals(self.signal).name
+
+    @property
+    def exit_status(self):
+        """The shell's status for the signal: 130 after SIGINT, 143 after SIGTERM."""
+        return 128 + (self.signal or signal.SIGINT)
 
     def set(self):
         """Ask for a stop without a signal (from any thread)."""

@@ -29,6 +29,7 @@ what state each file is in.
 """
 
 from collections import deque
+import contextlib
 from dataclasses import dataclass, field
 import gc
 import json
@@ -58,8 +59,8 @@ from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import OutputFolder, part_name, write_atomically
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
-from acres_sim.record.stop import StopRequest
 from acres_sim.rig import DEFAULT_ROUTES
+from acres_sim.stop_signals import StopSignals
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
                               lever_arm, mount_transforms, utm_to_map)
 
@@ -128,7 +129,7 @@ class _Agent:
 
 
 class _Recording:
-    def __init__(self, request: RecordRequest, stop: StopRequest):
+    def __init__(self, request: RecordRequest, stop: StopSignals):
         self.request = request
         self.stop = stop
         config = request.config
@@ -276,9 +277,9 @@ class _Recording:
         try:
             self._static_tf()
             while self.sim.step <= self.steps:
-                if self.stop.requested:
+                if self.stop.is_set():
                     self.cut_short = True
-                    self.stop_signal = self.stop.signal
+                    self.stop_signal = self.stop.name
                     break
                 k0 = self.sim.step
                 blocks = self.sim.advance(BLOCK_STEPS)
@@ -610,7 +611,7 @@ def _one_line(error):
     return str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
 
 
-def record(request: RecordRequest, stop: StopRequest = None):
+def record(request: RecordRequest, stop: StopSignals = None):
     """Run one recording; returns (the episode dict, also in episode.json;
     its summary as text).  ``stop``: the run's stop request, installed by
     the caller as early as it can (else here).  Raises :class:`RecordingStopped`
@@ -619,9 +620,7 @@ def record(request: RecordRequest, stop: StopRequest = None):
     use, :class:`RecordingFailed` when a writer fails (episode.json says what
     is whole), OSError / WriterProcessError when the writers cannot start (the
     previous recording is back in place)."""
-    own_stop = stop is None
-    stop = (stop or StopRequest()).install()
-    try:
+    with contextlib.nullcontext(stop) if stop is not None else StopSignals() as stop:
         recording = _Recording(request, stop)
         folder = OutputFolder(request.out)
         folder.open(recording.files())
@@ -630,23 +629,20 @@ def record(request: RecordRequest, stop: StopRequest = None):
             episode = recording.run()
         finally:
             folder.close()
-    finally:
-        if own_stop:
-            stop.restore()
     return episode, format_summary(episode['summary'][0])
 
 
 def _start(recording, folder, stop):
     """Start the writers in place of the previous recording, which is kept
     until they run (and put back if they do not, or a signal came first)."""
-    if stop.requested:
-        raise RecordingStopped(f'stopped by {stop.signal} before the recording started; '
+    if stop.is_set():
+        raise RecordingStopped(f'stopped by {stop.name} before the recording started; '
                                f'{folder.out} is as it was')
     try:
         folder.replace()
         recording.start()
-        if stop.requested:
-            raise RecordingStopped(f'stopped by {stop.signal} before the recording started; '
+        if stop.is_set():
+            raise RecordingStopped(f'stopped by {stop.name} before the recording started; '
                                    f'{folder.out} is as it was')
     except BaseException:
         for writer in [recording.bag, recording.rows] + [
