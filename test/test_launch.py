@@ -40,7 +40,8 @@ import yaml
 
 from acres_sim.config import ConfigError
 from acres_sim.rig import RigOptions, rig_names, rig_nodes
-from acres_sim.ros.launch_description import launch_arguments, options_from_launch_arguments
+from acres_sim.ros.launch_description import (launch_arguments, options_from_launch_arguments,
+                                              sim_node_ended)
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_DIR = ROOT / 'launch'
@@ -372,9 +373,28 @@ def test_launched_nodes_are_rig_nodes(name, arguments, rig):
         assert {k: type(v) for k, v in values.items()} == \
             {k: type(v) for k, v in spec.parameters.items()}, f'{spec.full_name}: types differ'
     # launch 3.4 (Jazzy) keeps on_exit in ExecuteLocal, without a public accessor.
-    assert isinstance(getattr(nodes[0], '_ExecuteLocal__on_exit', None), Shutdown), \
+    assert getattr(nodes[0], '_ExecuteLocal__on_exit', None) is sim_node_ended, \
         'the sim node\'s exit must shut the launch down'
     assert all(getattr(node, '_ExecuteLocal__on_exit', None) is None for node in nodes[1:])
+    ended = sim_node_ended(process_exited(nodes[0], 0), context)
+    assert len(ended) == 1 and isinstance(ended[0], Shutdown)
+
+
+def process_exited(action, returncode):
+    """launch's ProcessExited event of ``action`` with ``returncode``."""
+    from launch.events.process import ProcessExited
+
+    return ProcessExited(action=action, name='sim_node-1', cmd=['sim_node'], cwd=None, env=None,
+                         pid=1, returncode=returncode)
+
+
+def test_a_failed_sim_node_ends_the_launch_with_an_error():
+    """ros2 launch exits 1 when the sim node fails (e.g. another simulator on
+    the domain): the exit handler raises, which launch reports in one line."""
+    import_launch()
+    nodes, context = launched_nodes('polaris', {})
+    with pytest.raises(RuntimeError, match='sim_node-1 exited with status 2'):
+        sim_node_ended(process_exited(nodes[0], 2), context)
 
 
 @pytest.mark.parametrize('arguments, user, env, said', [

@@ -203,16 +203,26 @@ def launch_nodes(context, rig=None):
             *(node_action(spec) for spec in nodes)]
 
 
+def sim_node_ended(event, _context):
+    """The sim node's exit ends the launch (there is no truth for the sensor
+    nodes without it); an exit with an error (e.g. another simulator on the
+    domain) ends it with one, so that ``ros2 launch`` exits with status 1."""
+    from launch.actions import Shutdown
+
+    if event.returncode != 0:
+        raise RuntimeError(f'{event.process_name} exited with status {event.returncode}')
+    return [Shutdown(reason='the sim node ended')]
+
+
 def node_action(spec):
     """The launch_ros Node of a NodeSpec; the sim node's exit ends the launch
-    (there is no truth for the sensor nodes without it); SIGTERM and SIGKILL
-    after Ctrl-C come after STOP_GRACE_S and KILL_GRACE_S."""
-    from launch.actions import Shutdown
+    (:func:`sim_node_ended`); SIGTERM and SIGKILL after Ctrl-C come after
+    STOP_GRACE_S and KILL_GRACE_S."""
     from launch_ros.actions import Node
 
     from launch.substitutions import LaunchConfiguration
 
-    on_exit = Shutdown(reason='the sim node ended') if spec.executable == 'sim_node' else None
+    on_exit = sim_node_ended if spec.executable == 'sim_node' else None
     # after Ctrl-C, launch's own 5 s before SIGTERM was short on a loaded machine
     # (see STOP_GRACE_S); `sigterm_timeout:=S` / `sigkill_timeout:=S` still set them
     return Node(package=PACKAGE, executable=spec.executable, name=spec.name,
