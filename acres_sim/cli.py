@@ -13,9 +13,7 @@ import math
 import os
 from pathlib import Path
 import re
-import signal
 import sys
-import tempfile
 
 from acres_sim import __version__
 from acres_sim.config import ConfigError, read_layer, resolve
@@ -23,30 +21,17 @@ from acres_sim.config.options import (add_config_arguments, config_from_args,
                                       overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
 from acres_sim.config.validate import OUTAGE_END_MAX_S, shorten
+from acres_sim.files import write_atomically
+
+MAX_DURATION_S = 7 * 86400.0      # a run of record or up: a week at most
 
 __all__ = ['main']
-
-
-def _write_atomically(path, text):
-    """Write all of ``text`` to ``path`` or nothing (temp file + rename)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as out:
-            out.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal mode
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def _emit(text, out_path):
     if out_path:
         try:
-            _write_atomically(out_path, text)
+            write_atomically(out_path, text.encode('utf-8'))
         except OSError as err:
             raise ConfigError(f'cannot write {out_path}: {err.strerror}') from None
         print(f'wrote {out_path}', file=sys.stderr)
@@ -104,13 +89,15 @@ def _record(args, stop):
     from acres_sim.record.child import WriterProcessError
     from acres_sim.record.output import OutputError
     from acres_sim.record.runner import RecordingFailed, RecordingStopped, RecordRequest, record
+    from acres_sim.rig import MAX_AGENTS
 
     if args.rig == 'none':
         raise UsageError('record needs a rig: --rig polaris or --rig maxxum')
-    if not 0.0 < args.duration <= 7 * 86400.0:
-        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= 604800 (a week)')
-    if not 1 <= args.agents <= 100:
-        raise UsageError(f'--agents {args.agents}: allowed 1 to 100')
+    if not 0.0 < args.duration <= MAX_DURATION_S:
+        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= {MAX_DURATION_S:g} '
+                         '(a week)')
+    if not 1 <= args.agents <= MAX_AGENTS:
+        raise UsageError(f'--agents {args.agents}: allowed 1 to {MAX_AGENTS}')
     config = config_from_args(args)
     progress = not args.no_progress and sys.stderr.isatty()
     out = Path(args.out)
@@ -121,8 +108,11 @@ def _record(args, stop):
     except RecordingStopped as err:
         print(f'acres-sim: {err}', file=sys.stderr)
         return stop.exit_status
-    except (OutputError, RecordingFailed) as err:
+    except OutputError as err:
         raise UsageError(str(err)) from None
+    except RecordingFailed as err:      # not the user's mistake: a full disk, a writer killed
+        print(f'acres-sim: error: {shorten(str(err))}', file=sys.stderr)
+        return 1
     except OSError as err:
         raise UsageError(f'cannot write the recording to {out}: {err.strerror or err}') from None
     except WriterProcessError as err:   # a writer process could not start
@@ -133,9 +123,7 @@ def _record(args, stop):
                      for p in out.iterdir() if not p.name.startswith('.'))
     print(f'{episode["simulated_s"]:g} s simulated{note} at '
           f'{episode["real_time_factor"]:.1f}x real time; in {out}/: {" ".join(written)}')
-    if not episode['cut_short']:
-        return 0
-    return 128 + signal.Signals[episode['stop_signal'] or 'SIGINT']   # 130 Ctrl-C, 143 SIGTERM
+    return stop.exit_status if episode['cut_short'] else 0      # 130 Ctrl-C, 143 SIGTERM
 
 
 def cmd_bag_repair(args):
@@ -159,8 +147,9 @@ def cmd_up(args):
     from acres_sim.rig import RigOptions, rig_nodes
     from acres_sim.up import run_nodes
 
-    if args.duration is not None and not 0.0 < args.duration <= 7 * 86400.0:
-        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= 604800 (a week)')
+    if args.duration is not None and not 0.0 < args.duration <= MAX_DURATION_S:
+        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= {MAX_DURATION_S:g} '
+                         '(a week)')
     sim = {}
     if args.cmd_vel_type:
         sim['cmd_vel.type'] = args.cmd_vel_type
@@ -518,7 +507,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ConfigError, UsageError) as err:
+    except ConfigError as err:          # UsageError too
         print(f'acres-sim: error: {err}', file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `acres-sim config show | head`

@@ -28,6 +28,8 @@ import time
 
 import yaml
 
+from acres_sim.config.validate import ConfigError
+from acres_sim.files import write_atomically
 from acres_sim.parent import end_with_parent
 from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S
 from acres_sim.stop_signals import StopSignals
@@ -39,7 +41,7 @@ FOLDER_PREFIX = 'acres-sim-up-'       # + pid of up + '-' + random: its paramete
 PARAMS_MARK = '# acres-sim up: parameters of '   # first line of every parameter file it writes
 
 
-class ParamsFileError(Exception):
+class ParamsFileError(ConfigError):
     """A parameter file that cannot be written (one line for the user)."""
 
 
@@ -100,9 +102,7 @@ def write_params_files(nodes, folder):
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for node, path in zip(nodes, paths):
-            tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
-            tmp.write_text(params_document(node), encoding='utf-8')
-            os.replace(tmp, path)
+            write_atomically(path, params_document(node).encode('utf-8'))
     except OSError as err:
         raise ParamsFileError(f'cannot write the parameter files into {folder}: '
                               f'{err.strerror or err}') from None
@@ -215,7 +215,7 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
             for x in launched:
                 x.reader.join(timeout=2.0)
     if signals.signal is not None:
-        return 128 + signals.signal
+        return signals.exit_status
     return 1 if failed else 0
 
 

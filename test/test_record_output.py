@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from acres_sim.record.output import (MANIFEST, OutputError, OutputFolder, part_name,
-                                     write_atomically)
+from acres_sim.files import part_name, write_atomically
+from acres_sim.record.output import MANIFEST, OutputError, OutputFolder
 
 NEW = ['episode.json', 'gnss.jsonl', 'bag/bag.mcap', 'bag/metadata.yaml']
 
@@ -89,3 +89,29 @@ def test_write_atomically_keeps_the_old_content_when_the_writing_fails(tmp_path)
     assert path.read_bytes() == b'old' and not part_name(path).exists()
     write_atomically(path, b'new')
     assert path.read_bytes() == b'new'
+
+
+@pytest.mark.parametrize('files', [['../outside.txt'], ['/etc/hostname'], 'abc', [''], [7]])
+def test_a_manifest_that_names_files_outside_the_folder_is_refused(tmp_path, files):
+    """Nothing outside the folder (or a user's file named by a broken manifest) is
+    ever moved: such a manifest is damaged, and the folder is left alone."""
+    out = tmp_path / 'run'
+    out.mkdir()
+    (tmp_path / 'outside.txt').write_text('mine')
+    (out / 'a').write_text('mine')
+    (out / MANIFEST).write_text(json.dumps({'software': 'acres_sim', 'files': files}))
+    with pytest.raises(OutputError, match='is damaged; not touching'):
+        OutputFolder(out).open(NEW)
+    assert (tmp_path / 'outside.txt').read_text() == 'mine' and (out / 'a').read_text() == 'mine'
+
+
+@pytest.mark.parametrize('episode', [[1, 2], {'software': 'acres_sim', 'agents': 'two'},
+                                     {'software': 'acres_sim', 'agents': 10 ** 9}])
+def test_an_odd_episode_json_is_no_traceback(tmp_path, episode):
+    out = tmp_path / 'run'
+    legacy_recording(out)
+    (out / 'episode.json').write_text(json.dumps(episode))
+    try:
+        OutputFolder(out).open(NEW).close()
+    except OutputError as err:        # not a recording of ours: refused in one line
+        assert 'not empty and not an acres_sim recording' in str(err)

@@ -18,8 +18,8 @@ user's data.
   it wrote and moves the previous files back, else :meth:`OutputFolder.keep`
   removes them.  The manifest lists the moved files throughout, so a
   recorder killed in between leaves nothing the next one cannot clean up.
-* **Whole files.**  :func:`write_atomically` writes a file under a temporary
-  name and renames it: the final name holds the old content or the new, never
+* **Whole files.**  :func:`acres_sim.files.write_atomically` writes a file under a
+  temporary name and renames it: the final name holds the old content or the new, never
   a part.
 """
 
@@ -30,9 +30,9 @@ import os
 from pathlib import Path
 
 from acres_sim import __version__
+from acres_sim.files import write_atomically
 
-__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'OutputError', 'OutputFolder', 'part_name',
-           'write_atomically']
+__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'OutputError', 'OutputFolder']
 
 MANIFEST = '.acres_sim-files.json'
 LOCK = '.acres_sim.lock'
@@ -48,34 +48,12 @@ class OutputError(Exception):
     """The output folder cannot be used (one line for the user)."""
 
 
-def part_name(path) -> Path:
-    """The temporary name a file is written under before it is renamed."""
-    path = Path(path)
-    return path.with_name(f'.{path.name}.part')
-
-
-def write_atomically(path, data: bytes, write=None) -> None:
-    """``path`` gets all of ``data`` or keeps what it had: written to
-    :func:`part_name`, synced, renamed.  ``write(part_path)`` instead of data
-    writes the temporary file itself (e.g. a picture).  A failure removes the
-    part file and raises."""
-    path = Path(path)
-    part = part_name(path)
-    try:
-        if write is not None:
-            write(part)
-        else:
-            with open(part, 'wb') as f:
-                f.write(data)
-        with open(part, 'rb') as f:
-            os.fsync(f.fileno())
-        os.replace(part, path)
-    except BaseException:
-        try:
-            part.unlink()
-        except OSError:
-            pass
-        raise
+def _inside(name) -> bool:
+    """Whether manifest entry ``name`` is a relative path that stays inside the folder."""
+    if not isinstance(name, str) or not name:
+        return False
+    path = Path(name)
+    return not path.is_absolute() and '..' not in path.parts
 
 
 def _files_under(folder: Path):
@@ -117,7 +95,10 @@ class OutputFolder:
         """The files of the recording in the folder, or None when it holds none."""
         try:
             manifest = json.loads((self.out / MANIFEST).read_text(encoding='utf-8'))
-            return [f for f in manifest['files'] if (self.out / f).is_file()]
+            files = manifest['files']
+            if not isinstance(files, list) or not all(map(_inside, files)):
+                raise ValueError('not a list of paths inside the folder')
+            return [f for f in files if (self.out / f).is_file()]
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError):
@@ -127,11 +108,14 @@ class OutputFolder:
             episode = json.loads((self.out / 'episode.json').read_text(encoding='utf-8'))
         except (OSError, ValueError):
             return None
-        if not str(episode.get('software', '')).startswith('acres_sim'):
+        if not isinstance(episode, dict) \
+                or not str(episode.get('software', '')).startswith('acres_sim'):
             return None
-        agents = [f'agent_{k}/{name}' for k in range(int(episode.get('agents', 1)))
-                  for name in LEGACY_NAMES[2:6]] if episode.get('agents', 1) > 1 else []
-        return [f for f in list(LEGACY_NAMES) + agents if (self.out / f).is_file()]
+        agents = episode.get('agents', 1)
+        agents = agents if isinstance(agents, int) and 1 <= agents <= 100 else 1
+        names = list(LEGACY_NAMES) + ([f'agent_{k}/{name}' for k in range(agents)
+                                       for name in LEGACY_NAMES[2:6]] if agents > 1 else [])
+        return [f for f in names if (self.out / f).is_file()]
 
     def _check(self):
         """The previous recording's files; OutputError if the folder holds

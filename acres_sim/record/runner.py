@@ -56,7 +56,8 @@ from acres_sim.record.batches import MessageBatches
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
-from acres_sim.record.output import OutputFolder, part_name, write_atomically
+from acres_sim.files import part_name, write_atomically
+from acres_sim.record.output import OutputFolder
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
 from acres_sim.rig import DEFAULT_ROUTES
@@ -513,7 +514,7 @@ class _Recording:
                 write_atomically(self.out / 'report.png', None, write=lambda path: write_report(
                     path, gnss, ins, imu, truth, self.scene, summaries[0],
                     gnss_truth_enu=antenna, title=title))
-            except OSError as err:
+            except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
                 report_error = err
         files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
         status = 'failed' if self.failure or report_error else \
