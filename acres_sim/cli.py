@@ -138,7 +138,8 @@ def cmd_bag_repair(args):
               'nothing to repair')
         return 0
     print(f'{repaired.path}: repaired ({repaired.damaged}): {repaired.messages} messages on '
-          f'{repaired.topics} topics, up to t = {repaired.end_ns / 1e9:g} s')
+          f'{repaired.topics} topics, up to t = {repaired.end_ns / 1e9:g} s; the damaged file '
+          'is kept as *.mcap.damaged')
     return 0
 
 

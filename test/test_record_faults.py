@@ -268,11 +268,15 @@ def test_sigkill_of_the_process_group_leaves_a_bag_that_can_be_repaired(tmp_path
         finish(process)
     wait_for(lambda: not children_alive(out), what='the writer processes')
     assert not bag_readable(out / 'bag')
+    damaged = bag.read_bytes()
     assert main(['bag', 'repair', str(out)]) == 0
     counts = bag_counts(out / 'bag')
     assert counts['/clock'] > 0 and counts['/tf_static'] == 1
+    kept = out / 'bag' / 'bag.mcap.damaged'          # nothing is deleted: the original stays
+    assert kept.read_bytes() == damaged
     assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 0
     assert len(rows(out / 'truth.jsonl')) == 101
+    assert not kept.exists()                          # it went with the recording it belonged to
 
 
 def children_alive(out):
@@ -347,6 +351,7 @@ def small_disk(tmp_path):
 
 
 def check_failed_run(out, process, err):
+    assert sorted(Path(out).rglob('*.jsonl')), err       # the run started
     all_rows_whole(out)
     assert process.returncode == 1, err      # a failed run, not a mistake of the user's
     line = one_error_line(err)

@@ -20,12 +20,14 @@ BURST = 300
 # A loop that waits as the nodes do, as often as it can (a wait of 0: the
 # moments around the wait are most of its time).
 LOOP = '''
+import os
 from acres_sim.stop_signals import StopSignals
 with StopSignals() as stop:
     print('ready', flush=True)
     while not stop.wait(0):
         pass
-print('stopped by', stop.signal, flush=True)
+    print('stopped by', stop.signal, flush=True)
+    os._exit(0)      # as a node ends (exit_now): the rest of the burst only sets the flag
 '''
 
 

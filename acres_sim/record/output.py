@@ -32,7 +32,7 @@ from pathlib import Path
 from acres_sim import __version__
 from acres_sim.files import write_atomically
 
-__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'OutputError', 'OutputFolder']
+__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'OutputError', 'OutputFolder', 'claim']
 
 MANIFEST = '.acres_sim-files.json'
 LOCK = '.acres_sim.lock'
@@ -164,9 +164,7 @@ class OutputFolder:
     # -- the swap
 
     def _write_manifest(self, files):
-        text = json.dumps({'software': f'acres_sim {__version__}',
-                           'files': sorted(set(files))}, indent=1) + '\n'
-        write_atomically(self.out / MANIFEST, text.encode('utf-8'))
+        _write_manifest(self.out, files)
 
     def replace(self) -> None:
         """Before the new run writes its first file: the previous recording's
@@ -216,6 +214,28 @@ class OutputFolder:
                 (self.out / folder).rmdir()
             except OSError:
                 pass            # not empty (the user's files) or gone
+
+
+def _write_manifest(out: Path, files) -> None:
+    text = json.dumps({'software': f'acres_sim {__version__}',
+                       'files': sorted(set(files))}, indent=1) + '\n'
+    write_atomically(out / MANIFEST, text.encode('utf-8'))
+
+
+def claim(out, name: str, beside: str) -> bool:
+    """List file ``name`` (relative to ``out``) in the manifest of the recording
+    in ``out`` if that recording owns ``beside``, so that the next recording
+    there replaces it with the rest (``bag repair`` keeps a damaged MCAP so);
+    whether it did."""
+    out = Path(out)
+    try:
+        files = json.loads((out / MANIFEST).read_text(encoding='utf-8'))['files']
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if not isinstance(files, list) or beside not in files:
+        return False
+    _write_manifest(out, [*files, name])
+    return True
 
 
 def _unlink(path: Path) -> None:

@@ -7,9 +7,10 @@ chunk CRCs checked) up to its last whole record: every schema, channel and
 message before the damage.  Those messages are written in their order into a
 new bag with rosbags' ``Writer`` (a valid MCAP with summary and footer, and
 ``metadata.yaml``, version 8) in a fresh hidden folder beside the bag; the new
-bag is read back, and only then does its MCAP replace the damaged one (one
-rename) and its ``metadata.yaml`` join it.  A repair cut short at any point
-leaves the damaged bag as it was (and a hidden ``.NAME.repair-*`` folder).
+bag is read back, and only then does its MCAP take the damaged one's name
+and its ``metadata.yaml`` join it.  The damaged file is kept beside it as
+``NAME.mcap.damaged`` (never deleted: the bag may not be acres_sim's own).  A
+repair cut short at any point leaves the damaged bag as it was.
 """
 
 from dataclasses import dataclass
@@ -20,12 +21,13 @@ import shutil
 import struct
 import tempfile
 
-from rosbags.highlevel import AnyReader
-from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.highlevel import AnyReader, AnyReaderError
+from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.rosbag2.metadata import parse_qos
 from rosbags.typesys import Stores, get_typestore
 
 from acres_sim.record.bag import BAG_VERSION
+from acres_sim.record.output import claim
 
 __all__ = ['RepairError', 'Repaired', 'repair_bag']
 
@@ -64,6 +66,7 @@ def _records(f, damage):
     from mcap.stream_reader import CRCValidationError, breakup_chunk
     from mcap.records import Chunk
 
+    size = os.fstat(f.fileno()).st_size
     magic = f.read(len(_MAGIC))
     if magic != _MAGIC:
         damage.append('not an MCAP file' if magic else 'the file is empty')
@@ -74,7 +77,7 @@ def _records(f, damage):
             damage.append('the file ends inside a record' if head else 'the file has no footer')
             return
         opcode, length = struct.unpack('<BQ', head)
-        body = f.read(length)
+        body = f.read(min(length, size - f.tell()))    # a length past the end: cut short
         if len(body) < length:
             if opcode == Opcode.CHUNK:
                 yield from _cut_chunk(body)
@@ -203,8 +206,13 @@ def repair_bag(path) -> Repaired:
         return Repaired(folder, count, topics, end_ns, '')
     if not topics:
         raise RepairError(f'{source}: nothing readable ({error or "no topics"})')
+    kept = source.with_name(source.name + '.damaged')
+    if os.path.lexists(kept):
+        raise RepairError(f'{kept} exists: move it away first (a repair keeps the damaged '
+                          'file under that name)')
     work = Path(tempfile.mkdtemp(prefix=f'.{folder.name}.repair-', dir=folder.parent))
     target = work / source.stem                 # rosbags names the MCAP after its folder
+    readable = count
     try:
         writer = Writer(target, version=BAG_VERSION, storage_plugin=StoragePlugin.MCAP)
         writer.open()
@@ -212,14 +220,19 @@ def repair_bag(path) -> Repaired:
                                                     get_typestore(Stores.ROS2_JAZZY))
         writer.close()
         with AnyReader([target]) as reader:     # the new bag reads back whole
-            if reader.message_count != count:
+            if not reader.message_count == count == readable:
                 raise RepairError(f'{folder}: the repaired bag holds {reader.message_count} '
-                                  f'messages of {count}')
-        os.replace(target / source.name, source)          # the damaged MCAP goes only now
+                                  f'of the {readable} messages readable; left as it was')
+        os.replace(source, kept)                  # the damaged MCAP is kept, renamed
+        os.replace(target / source.name, source)
         os.replace(target / 'metadata.yaml', folder / 'metadata.yaml')
+        if folder.name == 'bag':                  # a recording's bag: the kept file is its too
+            claim(folder.parent, f'bag/{kept.name}', f'bag/{source.name}')
     except OSError as err:
         raise RepairError(f'cannot write the repaired bag beside {folder}: '
                           f'{err.strerror or err}') from None
+    except (WriterError, AnyReaderError) as err:
+        raise RepairError(f'{folder}: the repaired bag cannot be written: {err}') from None
     finally:
         shutil.rmtree(work, ignore_errors=True)          # our own temporary folder
     return Repaired(folder, count, topics, end_ns, error or 'no metadata.yaml')
