@@ -255,6 +255,33 @@ def test_sigkill_of_the_recorder_keeps_the_rows_the_bag_has(tmp_path):
     assert not (out / 'episode.json').exists()      # the run never ended: no claim
 
 
+def test_no_recording_takes_the_folder_while_a_killed_ones_writers_finish(tmp_path):
+    """The writer processes outlive a killed recorder and go on writing its files
+    (held here with SIGSTOP): a new recorder into the folder waits for them,
+    in one line, instead of moving files that are still being written."""
+    out = tmp_path / 'orphans'
+    process = start(out)
+    writers = []
+    try:
+        wait_for(running(out), process)
+        writers = list(children(process.pid))
+        assert len(writers) == 2
+        for pid in writers:
+            os.kill(pid, signal.SIGSTOP)
+        process.kill()
+        process.wait()
+        second = start(out, duration='1')
+        _, err = finish(second)
+        assert second.returncode == 2, err
+        assert 'are still finishing their files' in one_error_line(err)
+    finally:
+        for pid in writers:
+            os.kill(pid, signal.SIGCONT)
+        finish(process)               # its pipes close when the writers are done
+    all_rows_whole(out)
+    assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 0
+
+
 def test_sigkill_of_the_process_group_leaves_a_bag_that_can_be_repaired(tmp_path):
     """All three processes die at once: nobody closes the bag; the repair
     makes it readable, and the next recording replaces the whole folder."""

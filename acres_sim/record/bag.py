@@ -92,6 +92,7 @@ from rosbags.typesys import Stores, get_typestore
 from .child import (START_TIMEOUT_S, WriterProcessError, exit_text, ignore_interrupts,
                     starting_child)
 from .jsonl import interrupts_held
+from .output import hold_writers_lock
 
 try:
     from fcntl import F_SETPIPE_SZ, fcntl
@@ -194,17 +195,21 @@ def exit_on_sigterm() -> bool:
 # ----------------------------------------------------------------------------
 # Background mode: the writer process and the parent's handle on it
 
-def _child_main(path: str, version: int, inbox, outbox) -> None:
+def _child_main(path: str, version: int, inbox, outbox, lock=None) -> None:
     """The writer process.  Frames from ``inbox``, in order:
     ``('topic', id, name, msgtype, msgdef, rihs01, profiles)``,
     ``('custom', key, value)``, ``('close',)``, and
     ``('batch', ids, stamps, offsets, lengths)`` followed by a raw frame of
     the messages' bytes joined (message i at ``offsets[i]``, written in the
     order of the lists).  Replies on ``outbox``: ``('ready',)`` once the
-    bag is open, then ``('closed', message_count)`` or ``('error', traceback)``."""
+    bag is open, then ``('closed', message_count)`` or ``('error', traceback)``.
+    ``lock``: a file to hold shared while the bag is open (see
+    :func:`acres_sim.record.output.hold_writers_lock`)."""
     ignore_interrupts()
     writer = None
     try:
+        if lock is not None:
+            hold_writers_lock(lock)
         writer = Writer(Path(path), version=version, storage_plugin=StoragePlugin.MCAP)
         writer.open()
         outbox.send(('ready',))
@@ -255,7 +260,7 @@ class _WriterProcess:
     the batch being filled.  Holds no reference to the :class:`BagWriter`
     (its finaliser holds this)."""
 
-    def __init__(self, path: Path, version: int, batch_size: int):
+    def __init__(self, path: Path, version: int, batch_size: int, lock=None):
         self.path = path
         self.batch_size = max(1, int(batch_size))
         self.pending = []          # (connection id, t_ns, bytes), not yet sent
@@ -270,7 +275,8 @@ class _WriterProcess:
             with contextlib.suppress(OSError):
                 fcntl(self.inbox.fileno(), F_SETPIPE_SZ, _PIPE_BYTES)
         self.process = ctx.Process(target=_child_main, name=f'bag writer {path.name}',
-                                   args=(str(path), version, child_in, child_out))
+                                   args=(str(path), version, child_in, child_out,
+                                         None if lock is None else str(lock)))
         with starting_child():
             self.process.start()
         child_in.close()           # only the child holds these ends now: each side
@@ -440,7 +446,7 @@ class BagWriter:
 
     def __init__(self, folder, typestore=Stores.ROS2_JAZZY, *, version: int = BAG_VERSION,
                  hold_interrupts: bool = True, background: bool = False,
-                 batch_size: int = BATCH_SIZE):
+                 batch_size: int = BATCH_SIZE, lock=None):
         self.path = Path(folder)
         # Hold SIGINT/SIGTERM around each message write; a caller that stops
         # gracefully on its own (a flag checked between steps) can skip the cost.
@@ -456,7 +462,7 @@ class BagWriter:
             if self.path.exists():
                 raise WriterError(f'{self.path} exists already, not overwriting.')
             self._writer = None
-            self._child = _WriterProcess(self.path, version, batch_size)
+            self._child = _WriterProcess(self.path, version, batch_size, lock)
             # Runs at interpreter exit before multiprocessing joins its children.
             self._finalizer = multiprocessing.util.Finalize(
                 self, _close_child_at_exit, args=(self._child,), exitpriority=100)

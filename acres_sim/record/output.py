@@ -32,13 +32,17 @@ from pathlib import Path
 from acres_sim import __version__
 from acres_sim.files import write_atomically
 
-__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'OutputError', 'OutputFolder', 'claim']
+__all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'WRITERS_LOCK', 'OutputError', 'OutputFolder',
+           'claim', 'hold_writers_lock']
 
 MANIFEST = '.acres_sim-files.json'
 LOCK = '.acres_sim.lock'
+#: Held shared by the writer processes while they have files open (they outlive
+#: a recorder that was killed, and finish its files).
+WRITERS_LOCK = '.acres_sim-writers.lock'
 ASIDE = '.acres_sim-previous'
 #: The files the recorder itself keeps in the folder (never user data).
-_OWN = {MANIFEST, LOCK, '.' + MANIFEST + '.part'}
+_OWN = {MANIFEST, LOCK, WRITERS_LOCK, '.' + MANIFEST + '.part'}
 #: The files of a recording made before the manifest existed (relative paths).
 LEGACY_NAMES = ('episode.json', 'report.png', 'gnss.jsonl', 'imu.jsonl', 'ins.jsonl',
                 'truth.jsonl', 'bag/bag.mcap', 'bag/metadata.yaml')
@@ -151,6 +155,10 @@ class OutputFolder:
                                   f'record (pid {holder}); wait for it or give --out '
                                   'another folder') from None
             raise OutputError(f'cannot lock {path}: {err.strerror}') from None
+        if _busy(self.out / WRITERS_LOCK):
+            os.close(fd)
+            raise OutputError(f'the writer processes of a recorder that ended early are still '
+                              f'finishing their files in {self.out}; wait for them') from None
         os.ftruncate(fd, 0)
         os.write(fd, f'{os.getpid()}\n'.encode('ascii'))
         self._lock_fd = fd
@@ -214,6 +222,33 @@ class OutputFolder:
                 (self.out / folder).rmdir()
             except OSError:
                 pass            # not empty (the user's files) or gone
+
+
+def _busy(path: Path) -> bool:
+    """Whether a process holds a lock on ``path`` (missing: no)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)             # and with it the lock just taken
+
+
+def hold_writers_lock(path) -> None:
+    """In a writer process: hold ``path`` (the folder's WRITERS_LOCK) shared
+    until the process ends, so no new recording takes the folder while its
+    files are still open."""
+    global _writers_lock_fd
+    _writers_lock_fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    fcntl.flock(_writers_lock_fd, fcntl.LOCK_SH)
+
+
+_writers_lock_fd = None
 
 
 def _write_manifest(out: Path, files) -> None:

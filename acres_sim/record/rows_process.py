@@ -28,6 +28,7 @@ from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
                                     ignore_interrupts, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
+from acres_sim.record.output import hold_writers_lock
 
 __all__ = ['RowProcess', 'RowProcessError', 'timed_row', 'truth_row']
 
@@ -99,13 +100,15 @@ class _Agent:
                 self.truth.close()
 
 
-def _child_main(agents, delay_s, inbox, outbox, tidy=()):
+def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
     per agent; ``tidy``: the parent's files to end on a whole line if it dies.  Frames: ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``,
     ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
     try:
+        if lock is not None:             # held while the files are open
+            hold_writers_lock(lock)
         writers = [_Agent(*spec) for spec in agents]
         outbox.send(('ready',))
         while True:
@@ -144,13 +147,14 @@ class RowProcess:
     """Parent side: start the row writer for ``agents`` (see :func:`_child_main`),
     send it blocks, close it.  ``close()`` is idempotent and also runs at exit."""
 
-    def __init__(self, agents, delay_s, tidy=()):
+    def __init__(self, agents, delay_s, tidy=(), lock=None):
         ctx = multiprocessing.get_context('spawn')
         child_in, self._inbox = ctx.Pipe(duplex=False)
         self._outbox, child_out = ctx.Pipe(duplex=False)
         self._process = ctx.Process(target=_child_main, name='row writer',
                                     args=(list(agents), float(delay_s), child_in, child_out,
-                                          [str(path) for path in tidy]))
+                                          [str(path) for path in tidy],
+                                          None if lock is None else str(lock)))
         with starting_child():
             self._process.start()
         child_in.close()

@@ -57,7 +57,7 @@ from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.files import part_name, write_atomically
-from acres_sim.record.output import OutputFolder
+from acres_sim.record.output import WRITERS_LOCK, OutputFolder
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
 from acres_sim.rig import DEFAULT_ROUTES
@@ -199,11 +199,12 @@ class _Recording:
             agent.files = {name: JsonlWriter(path)
                            for name, path in self._jsonl_paths(agent).items()
                            if name not in ('ins', 'truth')}
+        lock = self.out / WRITERS_LOCK       # held by both while they have files open
         self.rows = RowProcess(self._row_files, self.delay_s,
                                tidy=[file.path for agent in self.agents
-                                     for file in agent.files.values()])
+                                     for file in agent.files.values()], lock=lock)
         # run() stops gracefully between blocks: no signal hold per message
-        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True)
+        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True, lock=lock)
         self._add_topics()
 
     def _arm(self, key):
