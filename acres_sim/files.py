@@ -1,5 +1,9 @@
-"""Files written whole: a reader of the final name sees the old content or all
-of the new, never a part (a kill, a full disk or an error half way).
+"""Files written whole, and files read without waiting.
+
+:func:`write_atomically`: a reader of the final name sees the old content or
+all of the new, never a part (a kill, a full disk or an error half way).
+:func:`read_regular`: only a regular file is read; a FIFO or a device given
+where a file is expected is refused at once instead of blocking the program.
 
 Used for every file acres_sim writes in one go: the recorder's report,
 ``episode.json`` and manifest, ``config convert`` / ``config docs -o`` and
@@ -8,8 +12,23 @@ Used for every file acres_sim writes in one go: the recorder's report,
 
 import os
 from pathlib import Path
+import stat
 
-__all__ = ['part_name', 'write_atomically']
+__all__ = ['NotARegularFile', 'part_name', 'read_regular', 'write_atomically']
+
+
+class NotARegularFile(OSError):
+    """The path is a FIFO, a device, a socket or a folder."""
+
+
+def read_regular(path) -> bytes:
+    """The bytes of ``path``, a regular file (else NotARegularFile; other
+    OSErrors as ``open`` raises them)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)       # a FIFO opens without a writer
+    with os.fdopen(fd, 'rb') as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise NotARegularFile(f'{path} is not a regular file')
+        return file.read()
 
 
 def part_name(path) -> Path:

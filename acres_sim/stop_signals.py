@@ -33,7 +33,7 @@ class StopSignals:
 
     ``signal`` is the first signal received (None before), ``count`` how many
     arrived; :meth:`is_set` says whether to stop, :meth:`wait` sleeps until a
-    signal or the timeout, :meth:`set` asks for a stop from code.  Off the main
+    signal or the timeout.  Off the main
     thread no handler is installed (Python allows none there) and :meth:`wait` sleeps.
     """
 
@@ -42,7 +42,6 @@ class StopSignals:
     def __init__(self):
         self.signal = None
         self.count = 0
-        self._requested = False
         self._previous = {}
         self._previous_fd = None
         self._read = self._write = None
@@ -63,7 +62,7 @@ class StopSignals:
         self.count += 1
 
     def is_set(self):
-        return self._requested or self.signal is not None
+        return self.signal is not None
 
     @property
     def name(self):
@@ -75,17 +74,8 @@ class StopSignals:
         """The shell's status for the signal: 130 after SIGINT, 143 after SIGTERM."""
         return 128 + (self.signal or signal.SIGINT)
 
-    def set(self):
-        """Ask for a stop without a signal (from any thread)."""
-        self._requested = True
-        if self._write is not None:
-            try:
-                os.write(self._write, b'\0')
-            except OSError:      # full (a wake-up is pending anyway) or closed
-                pass
-
     def wait(self, timeout):
-        """Sleep until the next signal (or :meth:`set`) or ``timeout`` s; whether to stop."""
+        """Sleep until the next signal or ``timeout`` s; whether to stop."""
         if self._read is None:
             time.sleep(timeout)
             return self.is_set()

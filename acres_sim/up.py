@@ -29,7 +29,7 @@ import time
 import yaml
 
 from acres_sim.config.validate import ConfigError
-from acres_sim.files import write_atomically
+from acres_sim.files import read_regular, write_atomically
 from acres_sim.parent import end_with_parent
 from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S
 from acres_sim.stop_signals import StopSignals
@@ -83,9 +83,8 @@ def shell_command(node, params_file):
 
 def _written_by_up(path):
     try:
-        with open(path, encoding='utf-8') as f:
-            return f.readline().startswith(PARAMS_MARK)
-    except (OSError, UnicodeDecodeError):
+        return read_regular(path).startswith(PARAMS_MARK.encode('utf-8'))
+    except OSError:
         return False
 
 

@@ -28,13 +28,13 @@ import json
 import os
 import re
 from pathlib import Path
-import stat
 import sys
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 import yaml
 
+from acres_sim.files import NotARegularFile, read_regular
 from acres_sim.config.render import describe_keys, params_yaml, unit_of
 from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 from acres_sim.config.validate import (ConfigError, check_config, check_value,
@@ -203,11 +203,9 @@ def read_document(path, what='config'):
     path = Path(path)
     source = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # a FIFO opens without a writer
-        with os.fdopen(fd, 'rb') as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise ConfigError(f'{what} file {source} is not a regular file')
-            text = file.read().decode('utf-8')
+        text = read_regular(path).decode('utf-8')
+    except NotARegularFile:
+        raise ConfigError(f'{what} file {source} is not a regular file') from None
     except OSError as err:
         raise ConfigError(f'cannot read {what} file {source}: '
                           f'{err.strerror or err.__class__.__name__}') from None
@@ -222,10 +220,11 @@ def read_document(path, what='config'):
         raise ConfigError(f'{source} is not valid {kind}: {reason}') from None
 
 
-def read_layer(path) -> dict:
-    """The keys one file sets, checked and in normal form (dotted name -> value)."""
+def read_layer(path, what='config') -> dict:
+    """The keys one file sets, checked and in normal form (dotted name -> value);
+    ``what`` names the kind of file in messages (config, site, vehicle overlay)."""
     source = str(path)
-    tree = read_document(path)
+    tree = read_document(path, what)
     if tree is None:
         return {}
     if not isinstance(tree, dict):
@@ -281,11 +280,11 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
     """
     if rig is not None and rig not in RIGS:
         raise ConfigError(f"unknown rig '{rig}'; allowed: {' or '.join(RIGS)}")
-    files = [config_file or config_dir() / 'sensors.yaml',
-             site_file or config_dir() / 'site.yaml']
+    files = [(config_file or config_dir() / 'sensors.yaml', 'config'),
+             (site_file or config_dir() / 'site.yaml', 'site')]
     if overlay_file or rig:
-        files.append(overlay_file or config_dir() / RIGS[rig])
-    layers = [(str(f), read_layer(f)) for f in files]
+        files.append((overlay_file or config_dir() / RIGS[rig], 'vehicle overlay'))
+    layers = [(str(f), read_layer(f, what)) for f, what in files]
     command_line = {name: check_value(name, value, 'command line')
                     for name, value in (overrides or {}).items()}
     layers.append(('command line', command_line))

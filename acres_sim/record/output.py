@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 
 from acres_sim import __version__
-from acres_sim.files import write_atomically
+from acres_sim.files import read_regular, write_atomically
 
 __all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'WRITERS_LOCK', 'OutputError', 'OutputFolder',
            'claim', 'hold_writers_lock']
@@ -98,7 +98,7 @@ class OutputFolder:
     def _recorded(self):
         """The files of the recording in the folder, or None when it holds none."""
         try:
-            manifest = json.loads((self.out / MANIFEST).read_text(encoding='utf-8'))
+            manifest = json.loads(read_regular(self.out / MANIFEST))
             files = manifest['files']
             if not isinstance(files, list) or not all(map(_inside, files)):
                 raise ValueError('not a list of paths inside the folder')
@@ -109,7 +109,7 @@ class OutputFolder:
             raise OutputError(f'{self.out / MANIFEST} is damaged; not touching {self.out}') \
                 from None
         try:
-            episode = json.loads((self.out / 'episode.json').read_text(encoding='utf-8'))
+            episode = json.loads(read_regular(self.out / 'episode.json'))
         except (OSError, ValueError):
             return None
         if not isinstance(episode, dict) \
@@ -264,7 +264,7 @@ def claim(out, name: str, beside: str) -> bool:
     whether it did."""
     out = Path(out)
     try:
-        files = json.loads((out / MANIFEST).read_text(encoding='utf-8'))['files']
+        files = json.loads(read_regular(out / MANIFEST))['files']
     except (OSError, ValueError, KeyError, TypeError):
         return False
     if not isinstance(files, list) or beside not in files:

@@ -11,9 +11,11 @@ writing them then with the scheduler's times.  On close (or end-of-file: the
 parent died) the rows still waiting are written with delivery null and the
 files closed, whole lines only.  When the parent died, the child also cuts a
 partial last line off the parent's own jsonl files (``tidy``: a SIGKILL can
-land inside a write of several pages, and nothing else survives to do it).  Start-up and signals as every writer process
-(:mod:`acres_sim.record.child`); a failure of the child is raised in the parent
-as :class:`RowProcessError` at the next block or at close.
+land inside a write of several pages, and nothing else survives to do it).
+Start-up and signals as every writer process (:mod:`acres_sim.record.child`);
+while its files are open it holds the folder's writers lock
+(:func:`acres_sim.record.output.hold_writers_lock`); a failure of the child is
+raised in the parent as :class:`RowProcessError` at the next block or at close.
 """
 
 from collections import deque
@@ -102,8 +104,9 @@ class _Agent:
 
 def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
-    per agent; ``tidy``: the parent's files to end on a whole line if it dies.  Frames: ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``,
-    ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
+    per agent; ``tidy``: the parent's files to end on a whole line if it dies;
+    ``lock``: the writers lock to hold.  Frames:
+    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``, ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
     try:

@@ -59,7 +59,7 @@ from acres_sim.stop_signals import StopSignals
 from acres_sim.warmup import warm_truth, warmed
 from acres_sim.topics import TRUTH_TOPIC
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'StopSignals', 'exit_now', 'run_node', 'step_from_stamp',
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'step_from_stamp',
            'truth_layout']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'

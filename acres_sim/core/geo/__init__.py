@@ -20,7 +20,8 @@ from acres_sim.core.geo.utm import (central_meridian_rad, utm_forward_rad, utm_i
 
 __all__ = [
     'AREA_OF_USE_DEG', 'AffineGridToUtm', 'Ellipsoid', 'FRAMES', 'GRS80', 'HelmertParams',
-    'SiteGeoreference', 'SiteParams', 'US_SURVEY_FOOT_M', 'WGS84', 'decimal_year', 'ecef_to_geodetic',
+    'SiteGeoreference', 'SiteParams', 'US_SURVEY_FOOT_M', 'WGS84', 'decimal_year',
+    'ecef_to_geodetic',
     'geodetic_to_ecef', 'helmert_itrf2014_to_nad83_2011', 'helmert_nad83_2011_to_itrf2014',
     'indiana_west_forward', 'indiana_west_inverse', 'utm_forward', 'utm_inverse',
     'zone_area_deg',
