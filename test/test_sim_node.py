@@ -205,6 +205,32 @@ def test_another_simulator_on_the_domain_stops_the_sim(ros_context):
         first.destroy_node()
 
 
+def test_without_a_start_wait_the_sim_still_looks_for_another_simulator(ros_context):
+    """start_timeout_s 0 (no wait for the sensor nodes): the sim still listens
+    for another simulator's /clock before its step 0, and stops."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rosgraph_msgs.msg import Clock
+
+    from acres_sim.config import ConfigError
+    from acres_sim.stop_signals import StopSignals
+
+    other = rclpy.create_node('other_sim')
+    clock = other.create_publisher(Clock, '/clock', 10)
+    other.create_timer(0.05, lambda: clock.publish(Clock()))
+    sim = make_sim(start_timeout_s=0.0)
+    executor = SingleThreadedExecutor()
+    executor.add_node(other)
+    executor.add_node(sim)
+    try:
+        with pytest.raises(ConfigError, match='another simulator runs on .* /other_sim'):
+            sim.wait_for_sensors(executor, StopSignals())
+    finally:
+        executor.shutdown()
+        sim.destroy_node()
+        other.destroy_node()
+
+
 def test_the_sims_own_clock_listener_is_no_subscriber(ros_context):
     """Before step 0 the sim listens on /clock for another sim: that is no
     subscriber for --wait-for-subscribers."""

@@ -280,11 +280,13 @@ class SimNode(Node):
         sides of the truth matched, so none misses a step), and with
         ``start_subscribers``, every topic has that many subscribers (or the timeout).
         Meanwhile (ALONE_S at least) it looks for another simulator on the domain."""
-        if self.start_timeout_s <= 0:
-            self.refuse_other_simulators(executor, stop)
+        alone_until = time.monotonic() + ALONE_S
+        if self.start_timeout_s <= 0:     # no wait for the sensor nodes, still for that look
+            while time.monotonic() < alone_until and not stop.is_set():
+                executor.spin_once(timeout_sec=0.02)
+                self.refuse_other_simulators(executor, stop)
             return
         deadline = time.monotonic() + self.start_timeout_s
-        alone_until = time.monotonic() + ALONE_S
         missing = self._missing()
         if missing:
             self.get_logger().info(
