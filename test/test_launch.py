@@ -229,7 +229,7 @@ def test_text_arguments_stay_text():
 
 @pytest.mark.parametrize('values, message', [
     ({'use_sim_time': 'maybe'}, "use_sim_time:='maybe': allowed: true or false"),
-    ({'seed': '[1,'}, "seed:='[1,': not a value"),
+    ({'seed': '[1,'}, "seed:='[1,' is not valid YAML"),
     ({'seed': '-1'}, 'seed = -1'),
     ({'agents': '0'}, 'agents = 0: allowed 1 to 100'),
     ({'gnss_hz': 'abc'}, "gnss.hz = 'abc'"),

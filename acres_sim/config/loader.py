@@ -140,6 +140,17 @@ def parse_yaml(text):
     return yaml.load(text, Loader=_RclLikeLoader)
 
 
+def parse_value(text, where):
+    """The value of ``text`` read as a value in a config file is (``--set``,
+    launch arguments); if it is not valid YAML, one ConfigError that begins
+    with ``where``."""
+    try:
+        return parse_yaml(text)
+    except (yaml.YAMLError, RecursionError) as err:
+        reason = 'nested too deeply' if isinstance(err, RecursionError) else yaml_problem(err)
+        raise ConfigError(f'{where} is not valid YAML ({reason})') from None
+
+
 def yaml_problem(err) -> str:
     """What is wrong in a YAML text, on one line, with the line and column."""
     mark = getattr(err, 'problem_mark', None)

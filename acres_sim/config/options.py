@@ -6,9 +6,7 @@ help text names the game's spelling.  ``--set KEY=VALUE`` reaches any other key.
 
 import argparse
 
-import yaml
-
-from acres_sim.config.loader import RIGS, load_config, parse_yaml, yaml_problem
+from acres_sim.config.loader import RIGS, load_config, parse_value
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 
@@ -93,12 +91,7 @@ def _parse_set(item):
     name, sep, text = item.partition('=')
     if not sep or not name.strip():
         raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set gnss.hz=5")
-    try:
-        value = parse_yaml(text)   # as a config file's value is read
-    except (yaml.YAMLError, RecursionError) as err:
-        reason = 'nested too deeply' if isinstance(err, RecursionError) else yaml_problem(err)
-        raise ConfigError(f"--set {item!r}: VALUE is not valid YAML ({reason})") from None
-    return name.strip(), value
+    return name.strip(), parse_value(text, f'--set {item!r}: VALUE')
 
 
 def overrides_from_args(args) -> dict:

@@ -21,9 +21,7 @@ nodes get the variables in their environment and the launch logs one line.
 from dataclasses import dataclass
 import os
 
-import yaml
-
-from acres_sim.config.loader import parse_yaml
+from acres_sim.config.loader import parse_value
 from acres_sim.config.node_params import SIM_PARAMS
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
@@ -131,11 +129,7 @@ def launch_arguments(rig=None):
 
 def _parse(name, text):
     """The value of argument ``name`` read as YAML, as ``--set`` reads it."""
-    try:
-        return parse_yaml(text)
-    except (yaml.YAMLError, RecursionError):
-        raise ConfigError(f'launch argument {name}:={text!r}: not a value '
-                          '(true, false, a number or a word)') from None
+    return parse_value(text, f'launch argument {name}:={text!r}')
 
 
 def options_from_launch_arguments(values):
