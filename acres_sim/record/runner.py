@@ -42,7 +42,7 @@ import numpy as np
 from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.block import RigSimulation
+from acres_sim.core.block import RigSimulation, run_vehicle_block
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
@@ -62,6 +62,7 @@ from acres_sim.record.report import FIX_STATES, format_summary, summary_table, w
 from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.stop_signals import StopSignals
+from acres_sim.warmup import cached
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
                               lever_arm, mount_transforms, utm_to_map)
 
@@ -269,6 +270,9 @@ class _Recording:
         """The loop; Ctrl-C or SIGTERM ends it after the current block, files
         whole; a writer's failure ends it too (``self.failure``).  The files are
         closed, the report and episode.json written whatever happened."""
+        if self.request.progress and not cached(run_vehicle_block):   # on a terminal
+            print('acres-sim: compiling kernels (first run only: numba caches them) ...',
+                  file=sys.stderr)
         started = time.monotonic()
         shown = started
         # The rows and messages hold no reference cycles, so reference counting
