@@ -6,7 +6,7 @@ Each check is one question to the graph of the node's own participant (what
 DDS discovery has found so far), answered as text for one log line.
 """
 
-__all__ = ['CMD_VEL_TYPES', 'cmd_vel_mismatches', 'other_simulator_error', 'other_simulators']
+__all__ = ['CMD_VEL_TYPES', 'NOT_NAMED', 'cmd_vel_mismatches', 'other_simulator_error', 'other_simulators']
 
 CMD_VEL_TYPES = {'twist': 'geometry_msgs/msg/Twist',
                  'twist_stamped': 'geometry_msgs/msg/TwistStamped'}
@@ -15,9 +15,12 @@ CMD_VEL_TYPES = {'twist': 'geometry_msgs/msg/Twist',
 UNKNOWN = '_NODE_NAME_UNKNOWN_'   # rmw's name of an endpoint whose node is not discovered yet
 
 
+NOT_NAMED = 'a node not yet named by discovery'
+
+
 def _full_name(info):
     if info.node_name == UNKNOWN:
-        return 'a node not yet named by discovery'
+        return NOT_NAMED
     namespace = info.node_namespace.rstrip('/')
     return f'{namespace}/{info.node_name}'
 

@@ -60,7 +60,8 @@ from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
-from acres_sim.ros.graph_checks import cmd_vel_mismatches, other_simulator_error, other_simulators
+from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
+                                       other_simulators)
 from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
@@ -82,6 +83,7 @@ SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) th
 STUCK_S = 10.0                  # a reporter whose step stays put this long is not waited for
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
+NAME_WAIT_S = 5.0               # for discovery to name another simulator before we refuse
 ALONE_S = 1.0                   # before step 0: listen this long at least for another simulator
 OTHER_SIM_WAIT_S = 25.0         # ... and wait this long for one to leave (a killed rig stays in
                                 # the graph until its participant's lease, 20 s, runs out)
@@ -256,6 +258,11 @@ class SimNode(Node):
                     's in case it is a simulator that was killed and has not left the graph yet')
             executor.spin_once(timeout_sec=0.1)
             found = other_simulators(self, topics)
+        named_by = time.monotonic() + NAME_WAIT_S     # so that the line can name it
+        while found and NOT_NAMED in found[1] and time.monotonic() < named_by \
+                and not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+            found = other_simulators(self, topics) or found
         if found and not stop.is_set():
             raise ConfigError(other_simulator_error(self, *found))
 
