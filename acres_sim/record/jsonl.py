@@ -253,13 +253,7 @@ def cut_partial_line(path) -> int:
     drop the bytes after its last newline (a line that was never completed);
     returns how many bytes went."""
     path = Path(path)
-    if not path.is_file() or path.stat().st_size == 0:
-        return 0
-    with open(path, 'r+b') as f:
-        f.seek(-1, 2)
-        if f.read(1) == b'\n':
-            return 0
-    return _cut_partial_tail(path, warn=False)
+    return _cut_partial_tail(path, warn=False) if path.is_file() else 0
 
 
 def _cut_partial_tail(path: Path, warn: bool = True) -> int:
