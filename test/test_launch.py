@@ -274,9 +274,9 @@ def load_launch_description(name):
     return get_launch_description_from_python_launch_file(str(launch_file(name)))
 
 
-def launched_nodes(name, arguments):
-    """The Node actions launch/<name>.launch.py makes for ``arguments`` (strings by
-    name, on top of the defaults), and the LaunchContext they were made in."""
+def launched_actions(name, arguments):
+    """The actions launch/<name>.launch.py's OpaqueFunction makes for ``arguments``
+    (strings by name, on top of the defaults), and the LaunchContext they were made in."""
     from launch import LaunchContext
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.utilities import perform_substitutions
@@ -290,28 +290,24 @@ def launched_nodes(name, arguments):
     context.launch_configurations.update(arguments)
     functions = [e for e in description.entities if isinstance(e, OpaqueFunction)]
     assert len(functions) == 1, f'{name}.launch.py: {len(functions)} OpaqueFunctions'
+    return functions[0].execute(context), context
+
+
+def launched_nodes(name, arguments):
+    """The Node actions launch/<name>.launch.py makes, and their LaunchContext."""
     from launch_ros.actions import Node
 
-    actions = functions[0].execute(context)
+    actions, context = launched_actions(name, arguments)
     return [a for a in actions if isinstance(a, Node)], context
 
 
 def launched_log_lines(name, arguments):
     """The messages of the LogInfo actions launch/<name>.launch.py makes."""
-    from launch import LaunchContext
-    from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
+    from launch.actions import LogInfo
     from launch.utilities import perform_substitutions
 
-    description = load_launch_description(name)
-    context = LaunchContext()
-    for action in description.entities:
-        if isinstance(action, DeclareLaunchArgument):
-            context.launch_configurations[action.name] = \
-                perform_substitutions(context, action.default_value)
-    context.launch_configurations.update(arguments)
-    function, = [e for e in description.entities if isinstance(e, OpaqueFunction)]
-    return [perform_substitutions(context, a.msg) for a in function.execute(context)
-            if isinstance(a, LogInfo)]
+    actions, context = launched_actions(name, arguments)
+    return [perform_substitutions(context, a.msg) for a in actions if isinstance(a, LogInfo)]
 
 
 def evaluated_parameters(node, context):
