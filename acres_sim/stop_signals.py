@@ -25,7 +25,7 @@ import signal
 import threading
 import time
 
-__all__ = ['StopSignals']
+__all__ = ['STARTING', 'StopSignals']
 
 
 class StopSignals:
@@ -65,6 +65,11 @@ class StopSignals:
         return self.signal is not None
 
     @property
+    def active(self):
+        """Whether its handlers are installed (entered, on the main thread)."""
+        return self._read is not None
+
+    @property
     def name(self):
         """'SIGINT' or 'SIGTERM' once one arrived, else None."""
         return None if self.signal is None else signal.Signals(self.signal).name
@@ -96,3 +101,10 @@ class StopSignals:
             os.close(self._read)
             os.close(self._write)
             self._read = self._write = None
+
+
+#: A node's stop request from its first moment: :mod:`acres_sim.ros` enters it
+#: when the process starts as one of the nodes, so that a Ctrl-C or SIGTERM
+#: while the node still imports rclpy and numba is a stop like any other (not a
+#: KeyboardInterrupt traceback); the node then goes on with it.
+STARTING = StopSignals()

@@ -159,3 +159,55 @@ def test_a_burst_of_signals_stops_up_and_all_its_nodes(ros_domain_id):
             process.kill()
             process.wait()
         process.stderr.close()
+
+
+def importing_heavy_modules(pid):
+    """The node process (after the ROS wheels' re-exec at start-up) has numpy's
+    extension mapped: it is past acres_sim.ros, inside its node module's imports."""
+    try:
+        environ = Path(f'/proc/{pid}/environ').read_bytes()
+        maps = Path(f'/proc/{pid}/maps').read_text()
+    except OSError:
+        return False
+    settled = b'LD_LIBRARY_PATH=' in environ or b'_ROS_WHEELS' not in environ
+    return settled and '_multiarray_umath' in maps
+
+
+@pytest.mark.requires_rclpy
+@pytest.mark.parametrize('node', ['sim_node', 'imu_node'])
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_node_imports_is_a_stop_not_a_traceback(ros_domain_id, node, sig):
+    """Ctrl-C a moment after start (``up`` or launch stopped at once): the node
+    is still importing rclpy and numba; it stops in one line, exit status 0."""
+    process = subprocess.Popen([sys.executable, '-m', f'acres_sim.ros.{node}'],
+                               env=child_environment(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + EXIT_TIMEOUT
+        while not importing_heavy_modules(process.pid):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.002)
+        process.send_signal(sig)
+        _out, err = process.communicate(timeout=EXIT_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert 'Traceback' not in err and 'KeyboardInterrupt' not in err, err
+    assert process.returncode == 0, err
+
+
+@pytest.mark.parametrize('argv, orig_argv, node', [
+    (['-m'], ['python', '-m', 'acres_sim.ros.sim_node', '--ros-args'], True),
+    (['/ws/install/acres_sim/lib/acres_sim/gnss_node'],
+     ['python3', '/ws/install/acres_sim/lib/acres_sim/gnss_node', '--ros-args'], True),
+    (['-m'], ['python', '-m', 'pytest', 'test/'], False),
+    (['-c'], ['python', '-c', 'import acres_sim.ros'], False),
+    (['/usr/bin/ros2'], ['python3', '/usr/bin/ros2', 'launch', 'acres_sim', 'x'], False),
+])
+def test_only_a_node_process_takes_signals_from_its_first_moment(argv, orig_argv, node):
+    """acres_sim.ros installs its stop request in node processes only (a test
+    run or a launch that imports the package keeps its own Ctrl-C)."""
+    from acres_sim.ros import starting_as_node
+
+    assert starting_as_node(argv, orig_argv) is node

@@ -55,7 +55,7 @@ from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
 from acres_sim.ros.output_health import OutputHealth
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
-from acres_sim.stop_signals import StopSignals
+from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
 from acres_sim.topics import TRUTH_TOPIC
 
@@ -299,8 +299,12 @@ def run_node(node_class, args=None):
         print(f'{node_class.executable}: the process that started it has ended; not starting',
               file=sys.stderr)
         return 1
-    with StopSignals() as signals:
-        exit_now(_run_node(node_class, args, signals))
+    signals = STARTING if STARTING.active else StopSignals().__enter__()   # ends with us
+    if signals.is_set():
+        print(f'{node_class.executable}: stopped by {signals.name} while starting',
+              file=sys.stderr)
+        exit_now(0)
+    exit_now(_run_node(node_class, args, signals))
 
 
 def _run_node(node_class, args, signals):
