@@ -179,14 +179,11 @@ def cmd_up(args):
 def _print_nodes(nodes, folder, network):
     """``up --print-nodes [DIR]``: each node's command line, and its parameter
     file -- printed, or written into DIR for the commands to use later."""
-    from acres_sim.up import ParamsFileError, params_document, params_file_name, \
-        shell_command, write_params_files
+    from acres_sim.up import params_document, params_file_name, shell_command, \
+        write_params_files
 
     if folder:
-        try:
-            paths = write_params_files(nodes, Path(folder).resolve())
-        except ParamsFileError as err:
-            raise UsageError(str(err)) from None
+        paths = write_params_files(nodes, Path(folder).resolve())   # ParamsFileError: one line
         print(f'# {network}')
         for node, path in zip(nodes, paths):
             print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters '
