@@ -88,7 +88,7 @@ def warm_rig(rig):
     from acres_sim.core.physics import Fleet
     from acres_sim.core.routes import RouteFollower, load_route
     from acres_sim.rig import DEFAULT_ROUTES
-    from acres_sim.topics import lever_arm, mount_transforms, utm_to_map
+    from acres_sim.pipeline.topics import lever_arm, mount_transforms, utm_to_map
 
     config, vehicle = load_config(rig=rig), load_vehicle(rig)
     site = SiteGeoreference.from_config(config)

@@ -29,7 +29,7 @@ from pathlib import Path
 import tempfile
 import time
 
-from acres_sim.record import messages as m
+from acres_sim.pipeline import messages as m
 from acres_sim.record.bag import BATCH_SIZE, BagWriter
 
 T0_NS = 1_000_000_000

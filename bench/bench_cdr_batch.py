@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """CDR serialisation cost per message, Odometry and Imu, 10 000 messages:
 
-* vectorised (acres_sim.record.cdr_batch): fill the columns of
+* vectorised (acres_sim.pipeline.cdr): fill the columns of
   ``FixedLayout.empty(n)`` from arrays, then ``encode`` (and encode alone);
-* rosbags, per message: build the object with acres_sim.record.messages
+* rosbags, per message: build the object with acres_sim.pipeline.messages
   (``utm_odometry``, ``imu_from_imu_row``, from rows made beforehand) and
   ``typestore.serialize_cdr`` (and serialize_cdr alone, objects prebuilt).
 
@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from acres_sim.record import messages as m
-from acres_sim.record.cdr_batch import FixedLayout
+from acres_sim.pipeline import messages as m
+from acres_sim.pipeline.cdr import FixedLayout
 
 TS = m.TYPESTORE
 ODOMETRY, IMU = 'nav_msgs/msg/Odometry', 'sensor_msgs/msg/Imu'

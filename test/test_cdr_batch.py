@@ -1,4 +1,4 @@
-"""Vectorised CDR (acres_sim.record.cdr_batch): for every message type the
+"""Vectorised CDR (acres_sim.pipeline.cdr): for every message type the
 recorder writes, the bytes of FixedLayout.encode equal rosbags' serialize_cdr
 of the same values built as rosbags message objects -- whatever the lengths of
 the strings (every alignment case) and of the sequences -- and rosbags'
@@ -8,7 +8,7 @@ constant is a ValueError naming the field path.
 The reference objects are built by name from the typestore definitions (a
 field the layout leaves out is a KeyError, one it puts at the wrong offset
 changes the bytes) and, for the recorder's messages, by the builders of
-acres_sim.record.messages."""
+acres_sim.pipeline.messages."""
 
 import re
 
@@ -17,8 +17,8 @@ import pytest
 from rosbags.interfaces import Nodetype
 from rosbags.typesys import Stores, get_typestore
 
-from acres_sim.record import messages as m
-from acres_sim.record.cdr_batch import FixedLayout
+from acres_sim.pipeline import messages as m
+from acres_sim.pipeline.cdr import FixedLayout
 
 TS = get_typestore(Stores.ROS2_JAZZY)
 
@@ -187,7 +187,7 @@ def test_batch_sizes(msgtype, fixed, n):
 
 
 def test_recorder_builders():
-    """The messages of acres_sim.record.messages, filled in column by column."""
+    """The messages of acres_sim.pipeline.messages, filled in column by column."""
     odom = FixedLayout(TS, 'nav_msgs/msg/Odometry',
                        {'header.frame_id': 'utm', 'child_frame_id': 'base_footprint'})
     truth = {'position_utm_m': [431234.5, 4412345.25, 212.75],

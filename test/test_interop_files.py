@@ -3,7 +3,7 @@ config/examples/*.yaml) name only what the rig really offers.
 
 Plain Python (no rviz2, robot_localization or nav2 needed): the rviz config and
 the parameter files are read as YAML and checked against the rig's topic and
-frame names from acres_sim.topics; the robot_localization parameter names
+frame names from acres_sim.pipeline.topics; the robot_localization parameter names
 against the ones robot_localization declares (humble-devel / ros2 branches:
 src/ros_filter.cpp, src/navsat_transform.cpp); the command lines of the
 document against acres-sim's own parser.  One test lets rcl read the example
@@ -22,7 +22,7 @@ from acres_sim.cli import build_parser
 from acres_sim.config import load_config
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.geo import SiteGeoreference
-from acres_sim.topics import GNSS_TOPICS, IMU_TOPIC, INS_TOPICS, mount_transforms, utm_to_map
+from acres_sim.pipeline.topics import GNSS_TOPICS, IMU_TOPIC, INS_TOPICS, mount_transforms, utm_to_map
 
 ROOT = Path(__file__).resolve().parents[1]
 RVIZ = ROOT / 'config' / 'rviz' / 'acres_sim.rviz'

@@ -24,7 +24,7 @@ from mcap.reader import make_reader
 from rosbags.interfaces import QosDurability, QosReliability
 from rosbags.rosbag2 import Reader
 
-from acres_sim.record import messages as m
+from acres_sim.pipeline import messages as m
 from acres_sim.record.bag import (
     BAG_VERSION, BagWriter, BagWriterError, QOS_RELIABLE, QOS_STATIC)
 
@@ -344,7 +344,7 @@ def test_bag_of_a_killed_recorder_is_readable(tmp_path, sig):
     folder = tmp_path / 'killed'
     code = textwrap.dedent(f'''
         import sys
-        from acres_sim.record import messages as m
+        from acres_sim.pipeline import messages as m
         from acres_sim.record.bag import BagWriter, exit_on_sigterm
         exit_on_sigterm()
         with BagWriter({str(folder)!r}) as bag:
@@ -758,7 +758,7 @@ def test_background_sigint_inside_a_batch_send_is_held(tmp_path):
 def _script_bag(folder, body):
     return textwrap.dedent(f'''
         import os, signal, sys
-        from acres_sim.record import messages as m
+        from acres_sim.pipeline import messages as m
         from acres_sim.record.bag import BagWriter, exit_on_sigterm
         CLOCK = [m.TYPESTORE.serialize_cdr(m.clock(k), 'rosgraph_msgs/msg/Clock')
                  for k in range(100)]
@@ -850,7 +850,7 @@ def test_background_bag_closed_at_exit_and_on_garbage_collection(tmp_path):
     script = tmp_path / 'unguarded.py'
     script.write_text(textwrap.dedent(f'''
         import gc
-        from acres_sim.record import messages as m
+        from acres_sim.pipeline import messages as m
         from acres_sim.record.bag import BagWriter
         print('main module runs', flush=True)
         for name in ('collected', 'at_exit'):

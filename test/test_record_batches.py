@@ -1,13 +1,13 @@
-"""The block encoders (acres_sim.record.batches) give the bytes of the row
-builders of acres_sim.record.messages serialised by rosbags, message by message."""
+"""The block encoders (acres_sim.pipeline.batches) give the bytes of the row
+builders of acres_sim.pipeline.messages serialised by rosbags, message by message."""
 
 import numpy as np
 import pytest
 
 from acres_sim.config import load_config
 from acres_sim.core.ins import RESULT_SIZE, InsModel
-from acres_sim.record import messages as msg
-from acres_sim.record.batches import MessageBatches
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.batches import MessageBatches
 
 TS = msg.TYPESTORE
 

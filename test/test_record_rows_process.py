@@ -18,7 +18,8 @@ from acres_sim.config import load_config
 from acres_sim.core.ins import RESULT_SIZE, InsModel
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import TRUTH_SIZE
-from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row, truth_row
+from acres_sim.pipeline.rows import timed_row
+from acres_sim.record.rows_process import RowProcess, RowProcessError, truth_row
 
 
 def rows(path):

@@ -23,7 +23,7 @@ def rig_blocks(rig='polaris', steps=STEPS):
     from acres_sim.core.physics import Fleet
     from acres_sim.core.routes import RouteFollower, load_route
     from acres_sim.rig import DEFAULT_ROUTES
-    from acres_sim.topics import lever_arm
+    from acres_sim.pipeline.topics import lever_arm
 
     config = load_config(rig=rig)
     vehicle = load_vehicle(rig)
@@ -46,8 +46,8 @@ def rig_blocks(rig='polaris', steps=STEPS):
 
 def truth_messages(states, prefix=''):
     from acres_sim.config import load_config
-    from acres_sim.record import messages as msg
-    from acres_sim.record.batches import MessageBatches
+    from acres_sim.pipeline import messages as msg
+    from acres_sim.pipeline.batches import MessageBatches
 
     c = load_config(rig='polaris')
     batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
@@ -230,8 +230,8 @@ def test_parameters_are_declared_with_descriptors(ros_context):
 
 def test_one_imu_message_is_the_batch_encoders(ros_context):
     from acres_sim.config import load_config
-    from acres_sim.record import messages as msg
-    from acres_sim.record.batches import MessageBatches
+    from acres_sim.pipeline import messages as msg
+    from acres_sim.pipeline.batches import MessageBatches
     from acres_sim.ros.imu_node import OneMessage
 
     c = load_config(rig='maxxum')

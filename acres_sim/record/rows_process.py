@@ -27,23 +27,17 @@ import traceback
 from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
+from acres_sim.pipeline.rows import timed_row
 from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
                                     ignore_interrupts, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 from acres_sim.record.output import hold_writers_lock
 
-__all__ = ['RowProcess', 'RowProcessError', 'timed_row', 'truth_row']
+__all__ = ['RowProcess', 'RowProcessError', 'truth_row']
 
 
 class RowProcessError(WriterProcessError):
     """The row writer process failed or died; ``reason`` in one line."""
-
-
-def timed_row(row, k_sample, delivery_time, delay_s):
-    """A model row with the scheduler's sample, available and delivery times."""
-    t = k_sample / PHYSICS_HZ
-    return {**row, 'sample_time_s': t, 'available_time_s': t + delay_s,
-            'delivery_time_s': delivery_time}
 
 
 def truth_row(k, truth, ins):

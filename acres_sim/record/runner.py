@@ -12,7 +12,7 @@ the GNSS receiver and IMU topics at delivery, stamped with the sample time, as
 their nodes publish them.  Within a block the bag gets its messages in time
 order (at one time: /clock, then each agent's INS topics, then its
 deliveries), the high-rate ones encoded a block at a time
-(:mod:`acres_sim.record.batches`).  Two writer processes take the heaviest
+(:mod:`acres_sim.pipeline.batches`).  Two writer processes take the heaviest
 writing off the simulation's process, to the other core: rosbags writes the bag
 in one (``BagWriter(background=True)``), and ``ins.jsonl`` and ``truth.jsonl``
 are built from the block arrays and written in the other
@@ -52,17 +52,18 @@ from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
-from acres_sim.record import messages as msg
-from acres_sim.record.batches import MessageBatches
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import WRITERS_LOCK, OutputFolder
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
-from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
+from acres_sim.pipeline.rows import timed_row
+from acres_sim.record.rows_process import RowProcess, RowProcessError
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.stop_signals import StopSignals
-from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
+from acres_sim.pipeline.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
                               lever_arm, mount_transforms, utm_to_map)
 from acres_sim.warmup import cached
 

@@ -21,10 +21,10 @@ from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver, gnss_epochs
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
-from acres_sim.record import messages as msg
-from acres_sim.record.rows_process import timed_row
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.rows import timed_row
 from acres_sim.ros.sensor_node import SensorNode, run_node
-from acres_sim.topics import ANTENNA_FRAME, GNSS_TOPICS, lever_arm
+from acres_sim.pipeline.topics import ANTENNA_FRAME, GNSS_TOPICS, lever_arm
 from acres_sim.warmup import warm_gnss, warmed
 
 __all__ = ['GnssNode', 'main']

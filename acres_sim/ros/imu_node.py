@@ -17,10 +17,10 @@ from sensor_msgs.msg import Imu
 from acres_sim.core.imu import ImuModel, imu_difference_step, imu_sample_values
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
-from acres_sim.record import messages as msg
-from acres_sim.record.batches import MessageBatches
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.ros.sensor_node import SensorNode, run_node
-from acres_sim.topics import IMU_FRAME, IMU_TOPIC, lever_arm
+from acres_sim.pipeline.topics import IMU_FRAME, IMU_TOPIC, lever_arm
 from acres_sim.warmup import warm_imu, warmed
 
 __all__ = ['ImuNode', 'main']

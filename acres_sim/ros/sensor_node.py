@@ -48,8 +48,8 @@ from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.parent import end_with_parent, parent_gone
-from acres_sim.record import messages as msg
-from acres_sim.record.cdr_batch import FixedLayout
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.cdr import FixedLayout
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.output_health import OutputHealth
@@ -57,7 +57,7 @@ from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
-from acres_sim.topics import TRUTH_TOPIC
+from acres_sim.pipeline.topics import TRUTH_TOPIC
 
 __all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'step_from_stamp',
            'truth_layout']

@@ -5,7 +5,7 @@ physics-rate truth its GNSS and IMU nodes run on.
 One loop, no timers: each pass runs the next physics steps of every vehicle
 in the block kernel (:class:`acres_sim.core.block.RigSimulation`, the
 recorder's own models), then publishes what those steps gave, step by step,
-as CDR bytes from the recorder's encoders (:mod:`acres_sim.record.batches`)
+as CDR bytes from the recorder's encoders (:mod:`acres_sim.pipeline.batches`)
 -- the bag of ``acres-sim record`` and this node carry the same bytes.
 Per step k (t = k / 120): ``/clock``; per vehicle its truth on ``sim/truth``;
 at an INS epoch the INS topics of the vehicle (spec's topic table) and TF
@@ -57,8 +57,8 @@ from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.truth import PHYSICS_HZ
-from acres_sim.record import messages as msg
-from acres_sim.record.batches import MessageBatches
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
@@ -68,7 +68,7 @@ from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, w
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
-from acres_sim.topics import INS_TOPICS, TRUTH_TOPIC, lever_arm, mount_transforms, utm_to_map
+from acres_sim.pipeline.topics import INS_TOPICS, TRUTH_TOPIC, lever_arm, mount_transforms, utm_to_map
 from acres_sim.warmup import warm_block, warmed
 
 __all__ = ['SimNode', 'main']

@@ -1,5 +1,6 @@
-"""ROS 2 messages from the recorder's rows, as ``rosbags`` typestore objects
-(ready for :class:`acres_sim.record.bag.BagWriter`; no rclpy needed).
+"""ROS 2 messages from the sensors' rows, as ``rosbags`` typestore objects
+(no rclpy needed): the recorder's bag writer serialises them, the live nodes
+publish their CDR bytes.
 
 Conventions (DESIGN.md section 5, REP-103/105/145):
 

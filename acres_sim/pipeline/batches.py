@@ -1,11 +1,11 @@
 """The rig's high-rate messages for a whole block of samples at once: ``/clock``,
 the INS topics (UTM odometry, its TF, fix, IMU, velocity, ground truth) and the
 IMU's ``imu/data_raw``, CDR-encoded column by column with
-:class:`acres_sim.record.cdr_batch.FixedLayout`.
+:class:`acres_sim.pipeline.cdr.FixedLayout`.
 
 Each method gives (as :class:`Encoded`: the messages' bytes joined), byte
 for byte, what the row builders of
-:mod:`acres_sim.record.messages` give once serialised by ``rosbags``
+:mod:`acres_sim.pipeline.messages` give once serialised by ``rosbags``
 (test_record_batches checks it): the same fields from the same values, the
 same constant covariances, the same frames.  Input arrays are the kernels'
 (:mod:`acres_sim.core.block`): INS epoch results in the layout of
@@ -22,9 +22,9 @@ import numpy as np
 from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_TRUE,
                                 V_INS, V_N_FLU, W_FLU, W_INS)
 from acres_sim.core.truth import T_P, T_Q, T_V, T_W
-from acres_sim.record import messages as msg
-from acres_sim.record.cdr_batch import FixedLayout
-from acres_sim.topics import INS_FRAME, OXTS_IMU_FRAME
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.cdr import FixedLayout
+from acres_sim.pipeline.topics import INS_FRAME, OXTS_IMU_FRAME
 
 __all__ = ['Encoded', 'MessageBatches']
 
@@ -206,7 +206,7 @@ class MessageBatches:
 
     def ins_topics(self, results, t_ns, topics, prefix, tf=True):
         """Every INS output of the epochs ``results`` for one vehicle (its
-        ``topics``, an acres_sim.topics.InsTopics, frames with ``prefix``), as
+        ``topics``, an acres_sim.pipeline.topics.InsTopics, frames with ``prefix``), as
         (kind, Encoded) in publishing order: 'odom', 'tf' (with ``tf``), 'fix',
         'imu', 'velocity' (if the vehicle has it), 'truth'.  The recorder and
         the live sim node both take them from here."""
