@@ -185,25 +185,27 @@ def test_sensors_off_and_a_reused_folder(tmp_path_factory, polaris):
 
 @pytest.mark.parametrize('delay, duration', [('0', '2.5'), ('2.5', '4.05'), ('0.05', '3.3')])
 def test_delivery_across_blocks_and_a_partial_last_second(tmp_path, delay, duration):
-    """Each row leaves the delay line at the step a DelayLine drained every
-    step releases it (also when that is a later second of the run than its
-    sample, and in a last second that is not whole); rows still waiting at the
-    end close the files with delivery null; the bag's times never go back."""
-    from acres_sim.core.schedule import DelayLine
+    """Each row leaves the delay line at the step the spec's Drain, written
+    out here in seconds and run at every step, releases it (also when that is
+    a later second of the run than its sample, and in a last second that is
+    not whole); rows still waiting at the end close the files with delivery
+    null; the bag's times never go back."""
+    from acres_sim.core.schedule import DELAY_TOLERANCE_S
     out = tmp_path / 'run'
     assert main(['record', '--duration', duration, '--delay', delay, '--out', str(out),
                  '--no-progress']) == 0
     steps = round(float(duration) * 120)
     for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl'):
         got = rows(out / name)
-        line, expected = DelayLine(float(delay)), {}
+        waiting, expected = [], {}
         samples = {r['sample_time_s'] for r in got}
         for k in range(steps + 1):
-            if k / 120 in samples:
-                line.push(k / 120, k)
-            for release in line.drain(k / 120):
-                expected[release.sample_time] = release.delivery_time
-        expected.update({r.sample_time: None for r in line.flush()})
+            t = k / 120
+            if t in samples:
+                waiting.append((t, t + float(delay)))
+            while waiting and t + DELAY_TOLERANCE_S >= waiting[0][1]:
+                expected[waiting.pop(0)[0]] = t
+        expected.update({t_sample: None for t_sample, _t in waiting})
         assert [r['delivery_time_s'] for r in got] == [expected[r['sample_time_s']] for r in got]
         assert [r['sample_time_s'] for r in got] == sorted(samples)
     assert rows(out / 'ins.jsonl')[-1]['sample_time_s'] == steps / 120

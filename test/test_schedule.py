@@ -144,46 +144,69 @@ def test_rejects_bad_rates(rate):
 # DelayLine
 # ---------------------------------------------------------------------------
 
+def spec_drain_steps(sample_steps, delay_s, last_step):
+    """A literal transcription of the spec's Emit/Drain in seconds, drained at
+    every step: {sample step: the step whose drain releases it}."""
+    waiting, out = [], {}
+    for k in range(last_step + 1):
+        if k in sample_steps:
+            waiting.append((k, k / PHYSICS_HZ + delay_s))
+        t = k / PHYSICS_HZ
+        while waiting and t + DELAY_TOLERANCE_S >= waiting[0][1]:
+            out[waiting.pop(0)[0]] = k
+    return out
+
+
 def test_release_order_and_several_in_one_drain():
-    line = DelayLine(0.05)
-    for i, ts in enumerate((0.0, 0.01, 0.02, 0.03)):
-        line.push(ts, f'row{i}')
-    assert line.drain(0.049) == []
+    line = DelayLine(0.05, PHYSICS_HZ)
+    for i, k in enumerate((0, 1, 2, 3)):
+        line.push(k, f'row{i}')
+    assert line.drain(5) == []
     assert line.pending() == 4
-    out = line.drain(0.07)
+    out = line.drain(8)
     assert [r.item for r in out] == ['row0', 'row1', 'row2']
-    assert [r.sample_time for r in out] == [0.0, 0.01, 0.02]
-    assert [r.available_time for r in out] == [0.0 + 0.05, 0.01 + 0.05, 0.02 + 0.05]
-    assert all(r.delivery_time == 0.07 for r in out)
+    assert [r.sample_step for r in out] == [0, 1, 2]
+    assert [r.delivery_step for r in out] == [6, 7, 8]
     assert len(line) == 1
-    assert line.drain(0.2) == [Release('row3', 0.03, 0.03 + 0.05, 0.2)]
-    assert line.pending() == 0 and line.drain(10.0) == []
+    assert line.drain(20) == [Release('row3', 3, 9)]
+    assert line.pending() == 0 and line.drain(10_000) == []
 
 
 def test_zero_delay_releases_in_the_same_step():
-    line = DelayLine(0.0)
-    line.push(1.25, 'a')
-    assert line.drain(1.25) == [Release('a', 1.25, 1.25, 1.25)]
+    line = DelayLine(0.0, PHYSICS_HZ)
+    line.push(150, 'a')
+    assert line.drain(149) == []
+    assert line.drain(150) == [Release('a', 150, 150)]
 
 
-def test_delivery_is_the_drain_time():
-    line = DelayLine(0.05)
-    line.push(1.0, 'a')
-    (r,) = line.drain(3.0)  # a late drain: delivered when drained, not when available
-    assert (r.sample_time, r.available_time, r.delivery_time) == (1.0, 1.05, 3.0)
+def test_a_late_drain_gives_the_delivery_step_not_its_own():
+    """Drained a block of steps at a time (the recorder), an entry still leaves
+    with the step at which a drain at every step would have released it."""
+    line = DelayLine(0.05, PHYSICS_HZ)
+    line.push(120, 'a')
+    assert line.drain(360) == [Release('a', 120, 126)]
+    every_step, blocks = DelayLine(0.1, PHYSICS_HZ), DelayLine(0.1, PHYSICS_HZ)
+    by_step, by_block = [], []
+    for k in range(600):
+        if k % 5 in (0, 2):
+            every_step.push(k, k)
+            blocks.push(k, k)
+        by_step += every_step.drain(k)
+        if k % 120 == 119:
+            by_block += blocks.drain(k)
+    assert by_block == by_step and len(by_step) == 240 - 4    # 4 sampled in the last 0.1 s
 
 
 def test_delay_of_0_05_is_six_steps_at_120hz():
-    line = DelayLine(0.05)
+    line = DelayLine(0.05, PHYSICS_HZ)
     released = 0
     for k in range(ONE_HOUR):
-        line.push(k / PHYSICS_HZ, k)
-        out = line.drain(k / PHYSICS_HZ)
+        line.push(k, k)
+        out = line.drain(k)
         if k < 6:
             assert out == []
         else:
-            assert [r.item for r in out] == [k - 6], k
-            assert out[0].delivery_time == k / PHYSICS_HZ
+            assert out == [Release(k - 6, k - 6, k)], k
         released += len(out)
     assert released == ONE_HOUR - 6 and line.pending() == 6
 
@@ -197,27 +220,27 @@ def test_the_tolerance_is_needed_for_six_steps():
 
 
 def test_pending_and_flush():
-    line = DelayLine(0.5)
-    line.push(0.0, 'a')
-    line.push(0.1, 'b')
+    line = DelayLine(0.5, PHYSICS_HZ)
+    line.push(0, 'a')
+    line.push(12, 'b')
     assert line.pending() == 2
-    assert line.flush() == [Release('a', 0.0, 0.5, None), Release('b', 0.1, 0.6, None)]
+    assert line.flush() == [Release('a', 0, None), Release('b', 12, None)]
     assert line.pending() == 0 and line.flush() == []
-    line.push(0.2, 'c')
+    line.push(24, 'c')
     line.reset()
-    assert line.pending() == 0
+    assert line.pending() == 0 and line.drain(10_000) == []
 
 
 def test_rejects_bad_input():
     with pytest.raises(ValueError):
-        DelayLine(-0.01)
+        DelayLine(-0.01, PHYSICS_HZ)
     with pytest.raises(ValueError):
-        DelayLine(float('nan'))
-    line = DelayLine(0.05)
-    line.push(1.0, 'a')
-    line.push(1.0, 'same time is fine')
+        DelayLine(float('nan'), PHYSICS_HZ)
+    line = DelayLine(0.05, PHYSICS_HZ)
+    line.push(120, 'a')
+    line.push(120, 'same step is fine')
     with pytest.raises(ValueError):
-        line.push(0.9, 'back in time')
+        line.push(119, 'back in time')
 
 
 @pytest.mark.parametrize('rate_hz', [100, 10, 7, 120])
@@ -225,14 +248,16 @@ def test_rejects_bad_input():
 def test_due_and_delay_compose_as_in_exact_arithmetic(rate_hz, delay):
     """Sample when due, push, drain: each row is delivered at the first step
     with t >= t_sample + delay in exact rationals, over 60 s."""
-    due, line = Due(rate_hz), DelayLine(float(delay))
+    due, line = Due(rate_hz), DelayLine(float(delay), PHYSICS_HZ)
     d = Fraction(delay)
     delivered = []
     for k in range(60 * PHYSICS_HZ):
         t = k / PHYSICS_HZ
         if due.due(t):
-            line.push(t, k)
-        delivered += [(r.item, k) for r in line.drain(t)]
+            line.push(k, k)
+        for r in line.drain(k):
+            assert r.delivery_step == k and r.sample_step == r.item
+            delivered.append((r.item, k))
     for k_sample, k_delivery in delivered:
         # first step j with j/120 >= k_sample/120 + d
         expected = math.ceil(k_sample + d * PHYSICS_HZ)
@@ -241,18 +266,17 @@ def test_due_and_delay_compose_as_in_exact_arithmetic(rate_hz, delay):
 
 
 @pytest.mark.parametrize('delay_s', [0.0, 1e-10, 0.05, 1 / 120, 0.1, 0.123456, 2.5])
-def test_delivery_step_equals_a_delay_line_drained_every_step(delay_s):
-    line = DelayLine(delay_s)
-    delivered = {}
+def test_the_delay_line_equals_the_spec_drain_in_seconds(delay_s):
+    samples = {k for k in range(2000) if k % 7 in (0, 3)}
+    reference = spec_drain_steps(samples, delay_s, 1999)
+    assert reference
+    line, delivered = DelayLine(delay_s, PHYSICS_HZ), {}
     for k in range(2000):
-        t = k / 120
-        if k % 7 in (0, 3):
-            line.push(t, k)
-        for release in line.drain(t):
-            delivered[release.item] = k
-    assert delivered
-    for k_sample, k in delivered.items():
-        assert delivery_step(k_sample, delay_s, 120) == k
+        if k in samples:
+            line.push(k, k)
+        delivered.update((r.item, r.delivery_step) for r in line.drain(k))
+    assert delivered == reference
+    assert all(delivery_step(k, delay_s, PHYSICS_HZ) == kd for k, kd in reference.items())
 
 
 @pytest.mark.parametrize('delay_s', [0.05, 1 / 120, 10.0])
@@ -260,12 +284,13 @@ def test_delivery_step_equals_a_delay_line_drained_every_step(delay_s):
 def test_delivery_step_far_into_a_run(delay_s, k0):
     """At the end of a week-long run (the recorder's limit) too: floats there
     have far fewer bits left for the fraction of a second."""
-    line = DelayLine(delay_s)
-    delivered = {}
-    for k in range(k0, k0 + int(delay_s * 120) + 300):
-        if k < k0 + 200:
-            line.push(k / 120, k)
-        for release in line.drain(k / 120):
-            delivered[release.item] = k
-    assert len(delivered) == 200
-    assert all(delivery_step(k, delay_s, 120) == kd for k, kd in delivered.items())
+    last = k0 + int(delay_s * 120) + 300
+    samples = set(range(k0, k0 + 200))
+    waiting, reference = [], {}
+    for k in range(k0, last):          # spec_drain_steps, from step k0 on
+        if k in samples:
+            waiting.append((k, k / PHYSICS_HZ + delay_s))
+        while waiting and k / PHYSICS_HZ + DELAY_TOLERANCE_S >= waiting[0][1]:
+            reference[waiting.pop(0)[0]] = k
+    assert len(reference) == 200
+    assert all(delivery_step(k, delay_s, PHYSICS_HZ) == kd for k, kd in reference.items())

@@ -2,12 +2,12 @@
 Times -- the functions Due, Emit and Drain).
 
 Every sensor (GNSS, IMU, INS) is wrapped the same way, AirSim style, with the
-episode time ``t`` [s] passed in explicitly at each physics step::
+physics step k (episode time ``t = k / 120`` [s]) passed in explicitly::
 
-    if due.due(t):                      # rate limiter
-        line.push(t, model.sample(...))  # Emit
-    for r in line.drain(t):             # Drain: everything that has aged
-        write(r.item, r.sample_time, r.available_time, r.delivery_time)
+    if due.due(t):                       # rate limiter
+        line.push(k, model.sample(...))  # Emit
+    for r in line.drain(k):              # Drain: everything that has aged
+        write(r.item, r.sample_step, r.delivery_step)
 
 :class:`Due` -- the rate limiter.  The first sample is at ``start`` (0 by
 default); a sample is taken when ``t + 1e-8 >= t_due`` and each sample moves
@@ -27,15 +27,20 @@ sensor thus gives 431 999 samples in the first hour, not 432 000.  The spec's
 form is the normative one (and what the reference implementation does), so it
 is the one kept here; ``test_schedule.py`` pins these numbers.
 
-:class:`DelayLine` -- the latency (Emit/Drain).  A sample taken at
-``t_sample`` becomes available at ``t_available = t_sample + delay_s`` and is
-delivered by the first drain with ``t >= t_available``.  Every entry that is
-due comes out of one drain, oldest first (AirSim releases one per update).
-The comparison allows ``1e-9`` s (:data:`DELAY_TOLERANCE_S`): with physics
-times ``k/120`` and the default 0.05 s, ``k/120 + 0.05`` is one ulp above
-``(k+6)/120`` for about one step in five, and without the allowance those
-rows would wait a seventh step.  1e-9 s is far below a physics step (8.3 ms)
-and far above the rounding of episode times up to about 10^6 s.
+:class:`DelayLine` -- the latency (Emit/Drain), counted in physics steps.
+A sample taken at step k (t_sample = k / hz) becomes available at
+``t_available = t_sample + delay_s`` and is delivered by the first drain at a
+step whose time reaches it: :func:`delivery_step`, computed once when the
+sample enters the line.  Every entry that is due comes out of one drain,
+oldest first (AirSim releases one per update).  A line drained less often
+than every step (the recorder drains a block of steps at a time) gives each
+entry the step at which a drain at every step would have released it.  The
+comparison allows ``1e-9`` s (:data:`DELAY_TOLERANCE_S`, used in
+:func:`delivery_step` only): with physics times ``k/120`` and the default
+0.05 s, ``k/120 + 0.05`` is one ulp above ``(k+6)/120`` for about one step in
+five, and without the allowance those rows would wait a seventh step.  1e-9 s
+is far below a physics step (8.3 ms) and far above the rounding of episode
+times up to about 10^6 s.
 """
 
 from __future__ import annotations
@@ -84,45 +89,45 @@ class Due:
 
 
 class Release(NamedTuple):
-    """One entry leaving the delay line (times in seconds)."""
+    """One entry leaving the delay line (physics steps)."""
 
     item: Any
-    sample_time: float       # t_sample, when the truth was sampled
-    available_time: float    # t_sample + delay_s
-    delivery_time: Optional[float]  # t of the drain that released it; None from flush()
+    sample_step: int               # the step the sensor sampled at
+    delivery_step: Optional[int]   # the step it is delivered at; None from flush()
 
 
 class DelayLine:
-    """Latency of ``delay_s`` [s] between sampling and delivery (spec: Emit, Drain).
+    """Latency of ``delay_s`` [s] between sampling and delivery, by physics
+    step of rate ``hz`` (spec: Emit, Drain; see the module docstring).
 
-    Entries must be pushed in order of non-decreasing ``t_sample``; as the
+    Entries must be pushed in order of non-decreasing sample step; as the
     delay is the same for all, they then also leave in that order.
     """
 
-    __slots__ = ('delay_s', '_queue')
+    __slots__ = ('delay_s', 'hz', '_queue')
 
-    def __init__(self, delay_s: float):
+    def __init__(self, delay_s: float, hz: int):
         delay_s = float(delay_s)
         if not (math.isfinite(delay_s) and delay_s >= 0.0):
             raise ValueError(f'a delay must be >= 0 and finite, got {delay_s!r}')
         self.delay_s = delay_s
-        self._queue: deque[tuple[Any, float, float]] = deque()
+        self.hz = hz
+        self._queue: deque[tuple[int, int, Any]] = deque()   # (delivery, sample step, item)
 
-    def push(self, t_sample: float, item: Any) -> None:
-        """Emit: ``item`` sampled at ``t_sample`` [s] enters the line."""
-        t_sample = float(t_sample)
-        if self._queue and t_sample < self._queue[-1][1]:
-            raise ValueError(f'sample time {t_sample!r} is before the previous one '
+    def push(self, k_sample: int, item: Any) -> None:
+        """Emit: ``item`` sampled at step ``k_sample`` enters the line."""
+        if self._queue and k_sample < self._queue[-1][1]:
+            raise ValueError(f'sample step {k_sample!r} is before the previous one '
                              f'({self._queue[-1][1]!r})')
-        self._queue.append((item, t_sample, t_sample + self.delay_s))
+        self._queue.append((delivery_step(k_sample, self.delay_s, self.hz), k_sample, item))
 
-    def drain(self, t: float) -> list[Release]:
-        """Drain: every entry available at time ``t`` [s] (oldest first), delivered at ``t``."""
+    def drain(self, k: int) -> list[Release]:
+        """Drain: every entry delivered at step ``k`` or before (oldest first)."""
         out = []
         queue = self._queue
-        while queue and t + DELAY_TOLERANCE_S >= queue[0][2]:
-            item, t_sample, t_available = queue.popleft()
-            out.append(Release(item, t_sample, t_available, t))
+        while queue and queue[0][0] <= k:
+            k_delivery, k_sample, item = queue.popleft()
+            out.append(Release(item, k_sample, k_delivery))
         return out
 
     def pending(self) -> int:
@@ -134,12 +139,11 @@ class DelayLine:
     def flush(self) -> list[Release]:
         """End of run: remove and return every waiting entry, oldest first.
 
-        They were never delivered, so their ``delivery_time`` is None; the
+        They were never delivered, so their ``delivery_step`` is None; the
         caller decides whether to write them (with a null delivery time) or
         drop them.
         """
-        out = [Release(item, t_sample, t_available, None)
-               for item, t_sample, t_available in self._queue]
+        out = [Release(item, k_sample, None) for _k, k_sample, item in self._queue]
         self._queue.clear()
         return out
 
@@ -150,9 +154,9 @@ class DelayLine:
 
 def delivery_step(k_sample: int, delay_s: float, hz: int) -> int:
     """The step at which a sample taken at step ``k_sample`` (time k / hz) leaves
-    a :class:`DelayLine` of ``delay_s`` that is drained at every step: the first
-    step k >= k_sample with ``k / hz + DELAY_TOLERANCE_S >= k_sample / hz + delay_s``
-    (the same floats as :meth:`DelayLine.push` and :meth:`DelayLine.drain`)."""
+    a :class:`DelayLine` of ``delay_s``: the first step k >= k_sample with
+    ``k / hz + DELAY_TOLERANCE_S >= k_sample / hz + delay_s`` -- the one place
+    that compares the times of the delay line."""
     t_available = k_sample / hz + delay_s
     k = max(k_sample, math.floor((t_available - DELAY_TOLERANCE_S) * hz) - 1)
     while k / hz + DELAY_TOLERANCE_S < t_available:

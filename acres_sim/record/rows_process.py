@@ -6,7 +6,7 @@ The parent sends, per block of steps, each agent's INS epoch results and truth
 records as numpy arrays (:meth:`RowProcess.send_block`); the child turns them
 into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.ins_row`,
 :func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
-delay line until their delivery step (:func:`acres_sim.core.schedule.delivery_step`),
+delay line until their delivery step (:class:`acres_sim.core.schedule.DelayLine`),
 writing them then with the scheduler's times.  On close (or end-of-file: the
 parent died) the rows still waiting are written with delivery null and the
 files closed, whole lines only.  When the parent died, the child also cuts a
@@ -18,14 +18,13 @@ while its files are open it holds the folder's writers lock
 raised in the parent as :class:`RowProcessError` at the next block or at close.
 """
 
-from collections import deque
 import multiprocessing
 import multiprocessing.util
 import sys
 import traceback
 
 from acres_sim.core.ins_row import ins_row
-from acres_sim.core.schedule import delivery_step
+from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.pipeline.rows import timed_row
 from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
@@ -59,23 +58,23 @@ def truth_row(k, truth, ins):
 class _Agent:
     """The child's files and delay line of one agent."""
 
-    def __init__(self, ins_path, truth_path, ins_spec):
+    def __init__(self, ins_path, truth_path, ins_spec, delay_s):
         self.ins = JsonlWriter(ins_path) if ins_path else None
         self.truth = JsonlWriter(truth_path)
         self.spec = ins_spec            # (datum, position variance, pose variance)
-        self.waiting = deque()          # (delivery step, sample step, row)
+        self.line = DelayLine(delay_s, PHYSICS_HZ)   # the INS rows until their delivery
 
     def block(self, k_end, ins_k, ins, truth_k, truth, delay_s):
         rows = {}
         if self.ins is not None:
             for k, o in zip(ins_k.tolist(), ins.tolist()):
                 rows[k] = ins_row(o, *self.spec)
-                self.waiting.append((delivery_step(k, delay_s, PHYSICS_HZ), k, rows[k]))
+                self.line.push(k, rows[k])
         for k, t in zip(truth_k.tolist(), truth.tolist()):
             self.truth.write(truth_row(k, t, rows.get(k)), check_finite=False)  # checked arrays
-        while self.waiting and self.waiting[0][0] < k_end:
-            k_delivery, k, row = self.waiting.popleft()
-            self.ins.write(timed_row(row, k, k_delivery / PHYSICS_HZ, delay_s),
+        for release in self.line.drain(k_end - 1):
+            self.ins.write(timed_row(release.item, release.sample_step,
+                                     release.delivery_step / PHYSICS_HZ, delay_s),
                            check_finite=False)
         for file in (self.ins, self.truth):    # on disk a block at a time, as the bag
             if file is not None:
@@ -84,11 +83,10 @@ class _Agent:
     def close(self, delay_s):
         """Rows never delivered (delivery null), then the files; each whatever
         happens to the other."""
-        try:
-            for _k_delivery, k, row in self.waiting:
-                self.ins.write(timed_row(row, k, None, delay_s))
+        try:      # flush() empties the line: a second close (after an error) writes nothing
+            for release in self.line.flush():
+                self.ins.write(timed_row(release.item, release.sample_step, None, delay_s))
         finally:
-            self.waiting.clear()     # once: a second close (after an error) writes nothing
             try:
                 if self.ins is not None:
                     self.ins.close()
@@ -106,7 +104,7 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     try:
         if lock is not None:             # held while the files are open
             hold_writers_lock(lock)
-        writers = [_Agent(*spec) for spec in agents]
+        writers = [_Agent(*spec, delay_s) for spec in agents]
         outbox.send(('ready',))
         while True:
             try:
