@@ -1,0 +1,224 @@
+"""One channel per sensor of a vehicle: its samples pass the delay line (the
+spec's Emit and Drain, :class:`acres_sim.core.schedule.DelayLine`, by
+physics step) and leave it as :class:`Delivery` items -- the file row with
+its times, and the sensor's messages encoded as CDR bytes, stamped with the
+sample time.  The recorder writes the row and puts the bytes into its bag at
+the delivery time; a live node publishes the bytes at the delivery step.
+
+* :class:`GnssChannel`: ``gnss_receiver/fix`` (NavSatFix in the antenna
+  frame), ``gnss_receiver/nmea`` (the GGA sentence, when the row has one) and
+  the receiver's status on ``/diagnostics``, encoded from the delivered row.
+* :class:`ImuChannel`: ``imu/data_raw``, encoded when the sample enters the
+  line -- a block of samples at once (:meth:`ImuChannel.push_block`) or one
+  (:meth:`ImuChannel.push_row`), the same bytes either way.
+* :class:`InsChannel`: the INS topics of a block of epochs, sent at their
+  sample time without latency as the OxTS stream does
+  (:meth:`InsChannel.encode_epochs`); its delay line carries what the driver pushes
+  (the recorder: its report's values; the INS file rows take the row
+  writer's own line).
+
+Topic names are relative to the vehicle's namespace (``Vehicle.topic``),
+except the global ones (``/diagnostics``, ``/tf``).
+"""
+
+import struct
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from acres_sim.core.schedule import DelayLine
+from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.rows import timed_row
+from acres_sim.pipeline.topics import ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC
+
+__all__ = ['DIAGNOSTICS_TOPIC', 'Delivery', 'GnssChannel', 'ImuChannel', 'InsChannel',
+           'OneImuMessage', 'TF_TOPIC', 'imu_rows']
+
+DIAGNOSTICS_TOPIC = '/diagnostics'
+TF_TOPIC = '/tf'
+
+
+class Delivery(NamedTuple):
+    """One sample leaving a channel."""
+
+    k_sample: int
+    k_delivery: Optional[int]    # None: the run ended before it was due (flush)
+    row: dict                    # the file row: the sample's row with its three times
+    messages: list               # (topic, CDR bytes) in publishing order (none from flush)
+    extra: Any                   # what the driver pushed along with the sample
+
+
+class _Channel:
+    """A delay line of timed rows; subclasses encode the messages."""
+
+    #: (topic, message type) of every topic the channel sends, in order (the
+    #: recorder adds them to its bag, the nodes create their publishers)
+    topic_types = ()
+
+    def __init__(self, vehicle):
+        self.delay_s = vehicle.delay_s
+        self.line = DelayLine(vehicle.delay_s, PHYSICS_HZ)
+
+    def push(self, k, row, messages=(), extra=None):
+        """Emit: ``row`` sampled at step ``k`` enters the line, with its
+        ``messages`` if they are encoded already (else they are encoded from
+        the timed row when it leaves), and ``extra``, given back with it."""
+        self.line.push(k, (row, messages, extra))
+
+    def push_row(self, k, row):
+        """One sample's row, as a live node takes them one at a time."""
+        self.push(k, row)
+
+    def drain(self, k):
+        """Drain: every sample delivered at step ``k`` or before (oldest first)."""
+        out = []
+        for release in self.line.drain(k):
+            row, messages, extra = release.item
+            k_sample, k_delivery = release.sample_step, release.delivery_step
+            timed = timed_row(row, k_sample, k_delivery / PHYSICS_HZ, self.delay_s)
+            out.append(Delivery(k_sample, k_delivery, timed,
+                                messages or self.encode(timed, k_sample), extra))
+        return out
+
+    def flush(self):
+        """End of run: every sample still waiting, with delivery null and no messages."""
+        return [Delivery(r.sample_step, None, timed_row(r.item[0], r.sample_step, None,
+                                                        self.delay_s), [], r.item[2])
+                for r in self.line.flush()]
+
+    def reset(self):
+        """Drop every waiting sample (the sensor starts again)."""
+        self.line.reset()
+
+    def encode(self, row, k_sample):
+        """The messages of a delivered row (none by default)."""
+        return []
+
+
+class GnssChannel(_Channel):
+    """The receiver's rows and its three topics (see the module docstring)."""
+
+    topic_types = ((GNSS_TOPICS['fix'], 'sensor_msgs/msg/NavSatFix'),
+              (GNSS_TOPICS['nmea'], 'std_msgs/msg/String'),
+              (DIAGNOSTICS_TOPIC, 'diagnostic_msgs/msg/DiagnosticArray'))
+
+    def __init__(self, vehicle):
+        super().__init__(vehicle)
+        self.frame = vehicle.frame_prefix + ANTENNA_FRAME
+        self.status_name = f'{vehicle.frame_prefix}gnss_receiver'
+        self.service = msg.navsat_service(vehicle.config)
+        self.receiver = vehicle.gnss
+
+    def push_epochs(self, steps, antennas, records):
+        """The block kernel's epochs: the rows of the receiver's ``records`` at
+        ``steps``, each with its true antenna position as ``extra``."""
+        antennas = np.asarray(antennas).tolist()
+        for k, antenna, record in zip(np.asarray(steps).tolist(), antennas, records):
+            self.push(k, self.receiver.row(k / PHYSICS_HZ, antenna, record), extra=antenna)
+
+    def encode(self, row, k_sample):
+        serialise = msg.TYPESTORE.serialize_cdr
+        stamp = msg.ns_from_seconds(k_sample / PHYSICS_HZ)
+        fix = msg.navsat_fix_from_gnss_row(row, stamp, self.frame, self.service)
+        out = [(GNSS_TOPICS['fix'], bytes(serialise(fix, 'sensor_msgs/msg/NavSatFix')))]
+        sentence = msg.nmea_string(row)
+        if sentence is not None:
+            out.append((GNSS_TOPICS['nmea'], bytes(serialise(sentence, 'std_msgs/msg/String'))))
+        status = msg.diagnostics_from_gnss_row(row, stamp, self.status_name)
+        out.append((DIAGNOSTICS_TOPIC,
+                    bytes(serialise(status, 'diagnostic_msgs/msg/DiagnosticArray'))))
+        return out
+
+
+def imu_rows(values):
+    """The imu.jsonl rows of the kernel's (n, 6) unrounded samples, rounded as
+    :meth:`acres_sim.core.imu.ImuModel.sample` rounds them, and those values
+    as an (n, 6) array."""
+    rounded = [[round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]]
+               for v in np.asarray(values).tolist()]
+    rows = [{'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
+            for v in rounded]
+    return rows, np.array(rounded).reshape(-1, 6)
+
+
+class ImuChannel(_Channel):
+    """The IMU's rows and ``imu/data_raw`` (see the module docstring)."""
+
+    topic_types = ((IMU_TOPIC, 'sensor_msgs/msg/Imu'),)
+
+    def __init__(self, vehicle):
+        super().__init__(vehicle)
+        self.frame = vehicle.frame_prefix + IMU_FRAME
+        self.batches = vehicle.batches
+        self._one = None
+
+    def push_block(self, steps, values):
+        """The kernel's samples ``values`` (n, 6, unrounded) of ``steps``, encoded
+        a block at a time."""
+        rows, rounded = imu_rows(values)
+        steps = np.asarray(steps)
+        encoded = self.batches.imu_raw(rounded, msg.ns_from_steps(steps, PHYSICS_HZ), self.frame)
+        for k, row, data in zip(steps.tolist(), rows, encoded.messages()):
+            self.push(k, row, [(IMU_TOPIC, data)])
+
+    def push_row(self, k, row):
+        """One sample's row (ImuModel.sample), encoded on its own."""
+        if self._one is None:
+            self._one = OneImuMessage(self.batches, self.frame)
+        data = self._one.encode(msg.ns_from_seconds(k / PHYSICS_HZ),
+                                row['specific_force_flu_mps2'], row['angular_velocity_flu_radps'])
+        self.push(k, row, [(IMU_TOPIC, data)])
+
+
+_STAMP = struct.Struct('<iI')
+_VECTOR = struct.Struct('<3d')
+
+
+class OneImuMessage:
+    """imu/data_raw one message at a time: the bytes of MessageBatches.imu_raw
+    for a zero sample, with the stamp and the six values written in place
+    (an array of one message per sample costs ten times as much)."""
+
+    def __init__(self, batches, frame):
+        encoded = batches.imu_raw(np.zeros((1, 6)), [0], frame)
+        layout = batches.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame))
+        self.template = encoded.payload
+        self.stamp_at = layout.offset('header.stamp.sec')
+        self.accel_at = layout.offset('linear_acceleration.x')
+        self.gyro_at = layout.offset('angular_velocity.x')
+
+    def encode(self, stamp_ns, accel, gyro):
+        data = bytearray(self.template)
+        _STAMP.pack_into(data, self.stamp_at, *divmod(stamp_ns, 1_000_000_000))
+        _VECTOR.pack_into(data, self.accel_at, *accel)
+        _VECTOR.pack_into(data, self.gyro_at, *gyro)
+        return bytes(data)
+
+
+class InsChannel(_Channel):
+    """The INS topics of a vehicle (see the module docstring).  Its delay
+    line takes any row the driver pushes (the recorder: the few values its
+    report keeps)."""
+
+    def __init__(self, vehicle):
+        super().__init__(vehicle)
+        self.names = vehicle.topics
+        self.prefix = vehicle.frame_prefix
+        self.batches = vehicle.batches
+        t = vehicle.topics
+        types = [(t.odom, 'nav_msgs/msg/Odometry'), (t.fix, 'sensor_msgs/msg/NavSatFix'),
+                 (t.imu, 'sensor_msgs/msg/Imu')]
+        if t.velocity:
+            types.append((t.velocity, 'geometry_msgs/msg/TwistStamped'))
+        types.append((t.truth, 'nav_msgs/msg/Odometry'))
+        self.topic_types = tuple(types)      # and /tf: the rig's, not the vehicle's
+
+    def encode_epochs(self, steps, results, tf=True):
+        """Every INS output of the epochs ``results`` at ``steps``, as (topic,
+        stamps [ns], Encoded) in publishing order: odometry, its TF on /tf
+        (with ``tf``), fix, IMU, velocity (if the vehicle has it), ground truth."""
+        t_ns = msg.ns_from_steps(steps, PHYSICS_HZ)
+        return [(TF_TOPIC if kind == 'tf' else getattr(self.names, kind), t_ns, encoded)
+                for kind, encoded in self.batches.ins_topics(results, t_ns, self.names,
+                                                             self.prefix, tf)]

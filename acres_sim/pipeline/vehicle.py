@@ -1,0 +1,152 @@
+"""One vehicle built from its resolved configuration, the same way for the
+headless recorder and for the live nodes.
+
+:func:`build_vehicle` gives a :class:`Vehicle`: its physics parameters, route
+follower and start pose, the sensor models it carries (GNSS receiver, IMU,
+INS; None for one that is off or not simulated in this process), their lever
+arms, rates and delay, its topic set, frame prefix and namespace, and the
+encoders of its messages with one channel per sensor
+(:mod:`acres_sim.pipeline.channels`).  Each vehicle is built on its own --
+its own vehicle model, configuration, route, agent index, prefix and
+namespace -- so a fleet is a list of them.  :func:`rig_simulation` runs a
+list of them in the block kernel; :func:`static_tf` is their mounts for
+``/tf_static``.
+
+The recorder builds every sensor of every vehicle in one process; the live
+rig splits a vehicle over processes, each building it with only the sensors
+it simulates (``sensors``): the sim node the INS, the GNSS and IMU nodes
+their own.  The models are seeded per agent index, not per process, so the
+pieces give the numbers of the whole.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from acres_sim.config.scene import default_scene
+from acres_sim.config.vehicles import load_vehicle
+from acres_sim.core.block import RigSimulation
+from acres_sim.core.physics import Fleet
+from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.vehicles import VehicleParams
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.batches import MessageBatches
+from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
+from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
+from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
+from acres_sim.rig import DEFAULT_ROUTES
+
+__all__ = ['SENSORS', 'Vehicle', 'build_vehicle', 'rig_simulation', 'static_tf',
+           'vehicle_route']
+
+SENSORS = ('gnss', 'imu', 'ins')
+
+# The sensor key -> configuration key of its mount.
+_MOUNT_KEYS = {'gnss': 'gnss.antenna_flu_m', 'imu': 'imu.position_flu_m',
+               'ins': 'ins.position_flu_m'}
+
+
+@dataclass
+class Vehicle:
+    """One vehicle of a run: what both drivers need to simulate it and to
+    write or publish its output."""
+
+    name: str                     # the vehicle model and topic set: 'polaris', 'maxxum'
+    params: VehicleParams         # its physics
+    config: Any                   # its resolved acres_sim.config.Config
+    agent_index: int              # seeds its models' noise streams
+    frame_prefix: str             # of its frames, e.g. 'agent1/' ('' none)
+    namespace: str                # of its topics, e.g. 'agent1' ('' none)
+    site: Any                     # the SiteGeoreference its INS and receiver work in
+    topics: InsTopics             # its INS topic set
+    route: Any                    # the Route its follower drives (None: not driven here)
+    follower: Optional[RouteFollower]
+    start_pose: Optional[tuple]   # (x, y, yaw) at the start, grid ENU
+    rates: dict                   # Due rates [Hz] of 'imu', 'ins', 'gnss' and 'truth'
+    delay_s: float                # the sensors' latency
+    arms: dict                    # sensor -> lever arm from the chassis origin [m]
+    gnss: Any                     # the models (None: off, or not simulated here)
+    imu: Any
+    ins: Any
+    batches: MessageBatches       # its block encoders
+    channels: dict = field(default_factory=dict)   # sensor -> its channel (built sensors)
+
+    def topic(self, name):
+        """The full name of one of its topics (a global one, '/...', as it is)."""
+        if name.startswith('/'):
+            return name
+        return f'/{self.namespace}/{name}' if self.namespace else f'/{name}'
+
+
+def vehicle_route(vehicle_name, route=None):
+    """The route a vehicle drives: ``route`` (a packaged name or a route file),
+    or, when that is empty, the default route of its vehicle model."""
+    return load_route(route or DEFAULT_ROUTES[vehicle_name])
+
+
+def build_vehicle(config, vehicle_name, *, route=None, scene=None, site=None, agent_index=None,
+                  frame_prefix='', namespace='', sensors=SENSORS) -> Vehicle:
+    """The vehicle ``vehicle_name`` (a packaged vehicle model) with the resolved
+    ``config``.
+
+    ``route``: the Route it drives (see :func:`vehicle_route`); None builds no
+    route follower (a sensor node's vehicle, driven elsewhere).  ``scene``:
+    the obstacles its GNSS receiver sees (None: the packaged farmstead).
+    ``site``: the shared georeference (None: the config's).  ``agent_index``:
+    its noise streams (None: the config's ``agent.index``).  ``sensors``: the
+    models to build, of :data:`SENSORS`; each only if it is enabled."""
+    unknown = set(sensors) - set(SENSORS)
+    if unknown:
+        raise ValueError(f'unknown sensors {sorted(unknown)}; known: {", ".join(SENSORS)}')
+    params = load_vehicle(vehicle_name)
+    site = site if site is not None else site_georeference(config)
+    index = config['agent.index'] if agent_index is None else int(agent_index)
+    arms = {sensor: lever_arm(config, key, params) for sensor, key in _MOUNT_KEYS.items()}
+    built = {sensor for sensor in sensors if config[f'{sensor}.enabled']}
+    gnss = (gnss_receiver(config, scene if scene is not None else default_scene(), site, index)
+            if 'gnss' in built else None)
+    imu = imu_model(config, arms['imu'], index) if 'imu' in built else None
+    ins = ins_model(config, arms['ins'], index, site) if 'ins' in built else None
+    rates = {sensor: config[f'{sensor}.hz'] for sensor in ('imu', 'ins', 'gnss')}
+    rates['truth'] = config['ins.hz']     # truth.jsonl at the INS rate, INS on or off
+    batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
+                             ins.pose_variance if ins else [0.0] * 6,
+                             ins.position_variance if ins else [0.0] * 3)
+    vehicle = Vehicle(
+        name=vehicle_name, params=params, config=config, agent_index=index,
+        frame_prefix=frame_prefix, namespace=namespace, site=site,
+        topics=INS_TOPICS[vehicle_name], route=route,
+        follower=RouteFollower(route, params) if route is not None else None,
+        start_pose=route.start_pose() if route is not None else None,
+        rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
+        batches=batches)
+    channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
+    vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in SENSORS
+                        if getattr(vehicle, sensor) is not None}
+    return vehicle
+
+
+def rig_simulation(vehicles, steps):
+    """The block kernel's simulation of ``vehicles`` (each with a route) for
+    ``steps`` physics steps.  The kernel takes one set of rates and one
+    antenna lever arm for all: the vehicles must agree on them."""
+    first = vehicles[0]
+    for vehicle in vehicles[1:]:
+        if vehicle.rates != first.rates or not np.array_equal(vehicle.arms['gnss'],
+                                                                first.arms['gnss']):
+            raise ValueError('the vehicles of one simulation differ in their sensor rates or '
+                             'antenna lever arm, which the block kernel takes once for all')
+    fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles])
+    return RigSimulation(fleet, [v.follower for v in vehicles], [v.imu for v in vehicles],
+                         [v.ins for v in vehicles], [v.gnss for v in vehicles],
+                         first.arms['gnss'], first.rates, steps, first.site)
+
+
+def static_tf(vehicles):
+    """``/tf_static`` of a rig (a TFMessage): every vehicle's mounts from its
+    base_footprint, then utm -> map (so rviz can work in small numbers)."""
+    transforms = [t for v in vehicles
+                  for t in mount_transforms(v.config, v.params, v.name, v.frame_prefix)]
+    transforms.append(utm_to_map(vehicles[0].config, vehicles[0].site))
+    return msg.tf_message([msg.transform_stamped(0, *t) for t in transforms])
