@@ -1,22 +1,25 @@
 """The headless recorder: physics, INS, IMU and GNSS in one process, no
 middleware, writing the spec's rows, a rosbag2 of the rig's topics and a report.
 
+The vehicles, their models and their channels are the pipeline's
+(:func:`acres_sim.pipeline.vehicle.build_vehicle`), as in the live nodes.
 The models run at 120 Hz (t = k / 120 from the integer step k) in the block
 kernel of :mod:`acres_sim.core.block`, one second of simulated time per call;
 this module turns each block's arrays into files.  Per sensor sample: the row
-is delivered at the first step whose time reaches t_sample + delay_s (the
-spec's Emit/Drain, :func:`acres_sim.core.schedule.delivery_step`) and written
-then with its sample, available and delivery times.  The INS topics go into
-the bag at the sample time, as the sensor stream sends them without latency;
-the GNSS receiver and IMU topics at delivery, stamped with the sample time, as
-their nodes publish them.  Within a block the bag gets its messages in time
-order (at one time: /clock, then each agent's INS topics, then its
-deliveries), the high-rate ones encoded a block at a time
-(:mod:`acres_sim.pipeline.batches`).  Two writer processes take the heaviest
-writing off the simulation's process, to the other core: rosbags writes the bag
-in one (``BagWriter(background=True)``), and ``ins.jsonl`` and ``truth.jsonl``
-are built from the block arrays and written in the other
-(:mod:`acres_sim.record.rows_process`); ``gnss.jsonl`` and ``imu.jsonl`` stay here.
+enters its channel's delay line and is delivered at the first step whose
+time reaches t_sample + delay_s (the spec's Emit/Drain, drained a block at a
+time, :mod:`acres_sim.pipeline.channels`), and written then with its sample,
+available and delivery times.  The INS topics go into the bag at the sample
+time, as the sensor stream sends them without latency; the GNSS receiver and
+IMU topics at delivery, stamped with the sample time, as their nodes publish
+them.  Within a block the bag gets its messages in time order (at one time:
+/clock, then each agent's INS topics, then its deliveries), the high-rate
+ones encoded a block at a time (:mod:`acres_sim.pipeline.batches`).  Two
+writer processes take the heaviest writing off the simulation's process, to
+the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
+and ``ins.jsonl`` and ``truth.jsonl`` are built from the block arrays and
+written in the other (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl``
+and ``imu.jsonl`` stay here.
 
 Faults (:mod:`acres_sim.record.output` keeps the folder safe): the models
 and signal handling are set up before any file is touched; the previous
@@ -28,7 +31,6 @@ written last and atomically after ``report.png``, says how the run ended and
 what state each file is in.
 """
 
-from collections import deque
 import contextlib
 from dataclasses import dataclass, field
 import gc
@@ -41,30 +43,20 @@ import numpy as np
 
 from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
-from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.block import RigSimulation, run_vehicle_block
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver
-from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import P_INS, P_N, InsModel
-from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
-from acres_sim.core.schedule import delivery_step
+from acres_sim.core.block import run_vehicle_block
+from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.batches import MessageBatches
+from acres_sim.pipeline.models import site_georeference
+from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import WRITERS_LOCK, OutputFolder
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
-from acres_sim.pipeline.rows import timed_row
 from acres_sim.record.rows_process import RowProcess, RowProcessError
-from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.stop_signals import StopSignals
-from acres_sim.pipeline.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
-                              lever_arm, mount_transforms, utm_to_map)
 from acres_sim.warmup import cached
 
 __all__ = ['RecordRequest', 'RecordingFailed', 'RecordingStopped', 'record']
@@ -112,18 +104,13 @@ class RecordRequest:
 
 @dataclass
 class _Agent:
-    """One vehicle: its models, files, rows waiting for delivery and report rows."""
+    """One vehicle of the recording: its models and channels (a
+    pipeline Vehicle), its folder and files, its report rows."""
 
     index: int
-    prefix: str                    # '' or 'agent<k>/' for frames and topics
-    follower: object
-    imu: object
-    ins: object
-    gnss: object
-    files: dict
-    # rows waiting for delivery, per sensor: (delivery step, sample step, row, extra)
-    waiting: dict = field(default_factory=lambda: {name: deque() for name in
-                                                   ('gnss', 'imu', 'ins')})
+    vehicle: object                # acres_sim.pipeline.vehicle.Vehicle
+    folder: Path
+    files: dict = field(default_factory=dict)
     report: dict = field(default_factory=lambda: {name: _Thinned() for name in
                                                   ('gnss', 'ins', 'imu', 'truth')})
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
@@ -138,38 +125,30 @@ class _Recording:
         config = request.config
         self.config = config
         self.rig = request.rig
-        self.topics = INS_TOPICS[request.rig]
-        self.vehicle = load_vehicle(request.rig)
-        self.route = load_route(request.route or DEFAULT_ROUTES[request.rig])
+        self.route = vehicle_route(request.rig, request.route)
         self.scene = load_scene(request.scene) if request.scene else default_scene()
-        self.site = SiteGeoreference.from_config(config)
+        self.site = site_georeference(config)
         self.steps = int(round(request.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
         n = request.agents
-        self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
-        self._row_files = []
         self.agents = [self._agent(k, n) for k in range(n)]
         self.delay_s = config['delay_s']
         self.rows = self.bag = None             # the writers: start()
-        rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
-        rates['truth'] = config['ins.hz']   # truth.jsonl at the INS rate, INS on or off
-        self.sim = RigSimulation(self.fleet, [a.follower for a in self.agents],
-                                 [a.imu for a in self.agents], [a.ins for a in self.agents],
-                                 [a.gnss for a in self.agents], self._arm('gnss.antenna_flu_m'),
-                                 rates, self.steps, self.site)
-        self.imu_var = msg.imu_variances(config)
-        self.ins_var = msg.ins_variances(config)
-        self.gnss_service = msg.navsat_service(config)
-        ins = next((a.ins for a in self.agents if a.ins is not None), None)
-        self.batches = MessageBatches(self.imu_var, self.ins_var,
-                                      ins.pose_variance if ins else [0.0] * 6,
-                                      ins.position_variance if ins else [0.0] * 3)
-        self.ins_position_variance = ins.position_variance if ins else None
+        self.sim = rig_simulation([agent.vehicle for agent in self.agents], self.steps)
+        self.batches = self.agents[0].vehicle.batches     # /clock
         self.cut_short = False
         self.stop_signal = None        # 'SIGINT' or 'SIGTERM' when one cut the run short
         self.failure = None            # the error that ended the run, if one did
         self.failed_files = set()      # files whose writer failed (whole lines, cut short)
         self.bag_closed = False        # the bag writer closed the bag without an error
+
+    def _agent(self, k, n):
+        """Vehicle k of the n of this run: agent index, frames and topics its own."""
+        vehicle = build_vehicle(self.config, self.rig, route=self.route, scene=self.scene,
+                                site=self.site, agent_index=self.config['agent.index'] + k,
+                                frame_prefix='' if k == 0 else f'agent{k}/',
+                                namespace='' if k == 0 else f'agent{k}')
+        return _Agent(k, vehicle, self.out if n == 1 else self.out / f'agent_{k}')
 
     # -- set-up ---------------------------------------------------------------
 
@@ -185,54 +164,32 @@ class _Recording:
     def _relative(self, path):
         return Path(path).relative_to(self.out).as_posix()
 
-    def _folder(self, agent):
-        return self.out if len(self.agents) == 1 else self.out / f'agent_{agent.index}'
-
-    def _jsonl_paths(self, agent):
+    @staticmethod
+    def _jsonl_paths(agent):
         """name -> path of the agent's jsonl files (ins and truth: the row writer's)."""
-        models = {'gnss': agent.gnss, 'imu': agent.imu, 'ins': agent.ins}
-        names = [name for name, model in models.items() if model is not None] + ['truth']
-        return {name: self._folder(agent) / f'{name}.jsonl' for name in names}
+        names = [name for name in ('gnss', 'imu', 'ins') if name in agent.vehicle.channels]
+        return {name: agent.folder / f'{name}.jsonl' for name in names + ['truth']}
 
     def start(self):
         """Open the files and start the writer processes (the folder is ready)."""
         for agent in self.agents:
-            self._folder(agent).mkdir(parents=True, exist_ok=True)
+            agent.folder.mkdir(parents=True, exist_ok=True)
             agent.files = {name: JsonlWriter(path)
                            for name, path in self._jsonl_paths(agent).items()
                            if name not in ('ins', 'truth')}
         lock = self.out / WRITERS_LOCK       # held by both while they have files open
-        self.rows = RowProcess(self._row_files, self.delay_s,
+        # ins.jsonl and truth.jsonl belong to the row writer process
+        row_files = []
+        for agent in self.agents:
+            paths, ins = self._jsonl_paths(agent), agent.vehicle.ins
+            row_files.append((str(paths['ins']) if ins else None, str(paths['truth']),
+                              ins.row_spec if ins else None))
+        self.rows = RowProcess(row_files, self.delay_s,
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock)
         # run() stops gracefully between blocks: no signal hold per message
         self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True, lock=lock)
         self._add_topics()
-
-    def _arm(self, key):
-        return lever_arm(self.config, key, self.vehicle)
-
-    def _agent(self, k, n):
-        folder = self.out if n == 1 else self.out / f'agent_{k}'
-        c = self.config
-        index = c['agent.index'] + k   # agent k of this run; the config may shift them all
-        models = {
-            'gnss': GnssReceiver.from_config(c, scene=self.scene, site=self.site,
-                                             agent_index=index) if c['gnss.enabled'] else None,
-            'imu': ImuModel.from_config(c, self._arm('imu.position_flu_m'), agent_index=index)
-            if c['imu.enabled'] else None,
-            'ins': InsModel.from_config(c, self._arm('ins.position_flu_m'), agent_index=index,
-                                        site=self.site) if c['ins.enabled'] else None,
-        }
-        # ins.jsonl and truth.jsonl belong to the row writer process (self.rows)
-        self._row_files.append((str(folder / 'ins.jsonl') if models['ins'] else None,
-                                str(folder / 'truth.jsonl'),
-                                models['ins'].row_spec if models['ins'] else None))
-        return _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
-                      models['imu'], models['ins'], models['gnss'], {})
-
-    def _topic(self, agent, name):
-        return f'/{agent.prefix}{name}'
 
     def _add_topics(self):
         self.bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
@@ -240,30 +197,15 @@ class _Recording:
         self.bag.add_topic('/tf_static', 'tf2_msgs/msg/TFMessage', qos='static')
         self.bag.add_topic('/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray')
         for agent in self.agents:
-            t = self.topics
-            if agent.ins is not None:
-                self.bag.add_topic(self._topic(agent, t.odom), 'nav_msgs/msg/Odometry')
-                self.bag.add_topic(self._topic(agent, t.fix), 'sensor_msgs/msg/NavSatFix')
-                self.bag.add_topic(self._topic(agent, t.imu), 'sensor_msgs/msg/Imu')
-                if t.velocity:
-                    self.bag.add_topic(self._topic(agent, t.velocity),
-                                       'geometry_msgs/msg/TwistStamped')
-                self.bag.add_topic(self._topic(agent, t.truth), 'nav_msgs/msg/Odometry')
-            if agent.gnss is not None:
-                self.bag.add_topic(self._topic(agent, GNSS_TOPICS['fix']),
-                                   'sensor_msgs/msg/NavSatFix')
-                self.bag.add_topic(self._topic(agent, GNSS_TOPICS['nmea']),
-                                   'std_msgs/msg/String')
-            if agent.imu is not None:
-                self.bag.add_topic(self._topic(agent, IMU_TOPIC), 'sensor_msgs/msg/Imu')
+            vehicle = agent.vehicle
+            for name in ('ins', 'gnss', 'imu'):
+                channel = vehicle.channels.get(name)
+                for topic, msgtype in channel.topic_types if channel else ():
+                    if not topic.startswith('/'):      # the rig's own: added above
+                        self.bag.add_topic(vehicle.topic(topic), msgtype)
 
     def _static_tf(self):
-        """Mounts from base_footprint and utm -> map (so rviz can work in small numbers)."""
-        static = [t for agent in self.agents
-                  for t in mount_transforms(self.config, self.vehicle, self.rig, agent.prefix)]
-        static.append(utm_to_map(self.config, self.site))
-        self.bag.write('/tf_static', 0, msg.tf_message(
-            [msg.transform_stamped(0, *transform) for transform in static]))
+        self.bag.write('/tf_static', 0, static_tf([agent.vehicle for agent in self.agents]))
 
     # -- the loop -------------------------------------------------------------
 
@@ -333,108 +275,68 @@ class _Recording:
 
     def _sample(self, agent, b, entries):
         """The block's samples: the INS topics and the report's truth now, the
-        GNSS and IMU rows into their delay lines (the INS and truth rows are the
-        row writer's; the INS report items wait for their delivery here)."""
+        GNSS and IMU rows into their channels' delay lines (the INS and truth
+        rows are the row writer's; the INS report items wait for their
+        delivery in the INS channel)."""
         for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
             if not np.isfinite(values).all():   # then their rows skip the search per line
                 raise FloatingPointError(f'agent {agent.index}: the {name} model gave a '
                                          'non-finite value in this second of the run')
+        channels = agent.vehicle.channels
         ins_points = {}
-        if agent.ins is not None and len(b.ins_k):
+        if 'ins' in channels and len(b.ins_k):
             self._ins_topics(agent, b, entries)
             # the rows themselves are the row writer's; the report keeps a few values
-            self._wait(agent, 'ins', b.ins_k, b.ins[:, [P_INS, P_INS + 1, P_INS + 2,
-                                                       P_N, P_N + 1, P_N + 2]].tolist())
+            variance = {'position_covariance': agent.vehicle.ins.position_variance}
+            for k, values in zip(b.ins_k.tolist(), b.ins[:, [P_INS, P_INS + 1, P_INS + 2,
+                                                             P_N, P_N + 1, P_N + 2]].tolist()):
+                channels['ins'].push(k, {'position_enu_m': values[:3], 'fix': variance,
+                                         'truth': {'position_enu_m': values[3:]}})
             ins_points = dict(zip(b.ins_k.tolist(), b.ins[:, P_N:P_N + 3].tolist()))
         report = agent.report['truth']
         for k, truth in zip(b.truth_k.tolist(), b.truth.tolist()):
             point = ins_points.get(k) or truth[T_P:T_P + 3]
             report.append({'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': point})
-        if agent.imu is not None and len(b.imu_k):
-            values = [[round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]]
-                      for v in b.imu.tolist()]
-            raw = self.batches.imu_raw(np.array(values).reshape(-1, 6), _ns_of(b.imu_k),
-                                       agent.prefix + IMU_FRAME)
-            rows = [{'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
-                    for v in values]
-            self._wait(agent, 'imu', b.imu_k, rows, raw.messages())
-        if agent.gnss is not None and len(b.gnss_k):
-            antennas = b.gnss_antenna.tolist()
-            rows = [agent.gnss.row(k / PHYSICS_HZ, antenna, record) for k, antenna, record
-                    in zip(b.gnss_k.tolist(), antennas, b.gnss)]
-            self._wait(agent, 'gnss', b.gnss_k, rows, antennas)
-
-    def _wait(self, agent, name, steps, rows, extras=None):
-        """Rows sampled at ``steps`` enter the sensor's delay line."""
-        line = agent.waiting[name]
-        extras = extras if extras is not None else [None] * len(rows)
-        for k, row, extra in zip(steps.tolist(), rows, extras):
-            line.append((delivery_step(k, self.delay_s, PHYSICS_HZ), k, row, extra))
+        if 'imu' in channels and len(b.imu_k):
+            channels['imu'].push_block(b.imu_k, b.imu)
+        if 'gnss' in channels and len(b.gnss_k):
+            channels['gnss'].push_epochs(b.gnss_k, b.gnss_antenna, b.gnss)
 
     def _deliver(self, agent, k_end, entries):
-        """Every waiting row delivered before step ``k_end``: its file row and topics."""
-        gnss_topics = {topic: ([], []) for topic in (self._topic(agent, GNSS_TOPICS['fix']),
-                                                     self._topic(agent, GNSS_TOPICS['nmea']),
-                                                     '/diagnostics')}
-        imu_raw = ([], [])
+        """Every sample delivered before step ``k_end``: its file row and topics
+        (the bag's entries per topic, each in the order the channel sends them)."""
+        vehicle = agent.vehicle
         for name in ('gnss', 'imu', 'ins'):
-            line, file, report = agent.waiting[name], agent.files.get(name), agent.report[name]
-            while line and line[0][0] < k_end:
-                k_delivery, k, row, extra = line.popleft()
-                if name == 'ins':             # written by the row writer
-                    report.append(self._ins_report(k, row))
+            channel = vehicle.channels.get(name)
+            if channel is None:
+                continue
+            file, report = agent.files.get(name), agent.report[name]
+            sent = {vehicle.topic(topic): ([], []) for topic, _type in channel.topic_types}
+            for delivery in channel.drain(k_end - 1):
+                if name == 'ins':             # the rows: written by the row writer
+                    report.append(delivery.row)
                     continue
-                timed = self._timed(row, k, k_delivery / PHYSICS_HZ)
-                file.write(timed, check_finite=name == 'gnss')   # the IMU's: checked arrays
+                row = delivery.row
+                file.write(row, check_finite=name == 'gnss')   # the IMU's: checked arrays
+                when = msg.ns_from_seconds(delivery.k_delivery / PHYSICS_HZ)
+                for topic, data in delivery.messages:
+                    whens, datas = sent[vehicle.topic(topic)]
+                    whens.append(when)
+                    datas.append(data)
                 if name == 'gnss':
-                    when = msg.ns_from_seconds(k_delivery / PHYSICS_HZ)
-                    stamp = msg.ns_from_seconds(k / PHYSICS_HZ)
-                    for topic, data in self._gnss_messages(agent, timed, stamp):
-                        gnss_topics[topic][0].append(when)
-                        gnss_topics[topic][1].append(data)
-                    report.append((_gnss_report(timed), extra))
-                    agent.fix_counts[timed['fix_type']] += 1
-                    agent.fix_counts_with_position += timed['position_enu_m'] is not None
-                elif name == 'imu':
-                    imu_raw[0].append(msg.ns_from_seconds(k_delivery / PHYSICS_HZ))
-                    imu_raw[1].append(extra)
-                    report.append(timed)
-        for topic, (whens, datas) in gnss_topics.items():
-            if whens:
-                entries.append(_joined(topic, whens, datas))
-        if imu_raw[0]:
-            entries.append(_joined(self._topic(agent, IMU_TOPIC), *imu_raw))
-
-    def _timed(self, row, k_sample, delivery_time):
-        return timed_row(row, k_sample, delivery_time, self.delay_s)
-
-    def _ins_report(self, k, values):
-        """What the report takes of an INS row: time, position, its variances, truth."""
-        return {'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': values[:3],
-                'fix': {'position_covariance': self.ins_position_variance},
-                'truth': {'position_enu_m': values[3:]}}
-
-    def _gnss_messages(self, agent, row, stamp):
-        """(topic, CDR bytes) of the receiver's fix, GGA sentence and diagnostics."""
-        serialise = msg.TYPESTORE.serialize_cdr
-        fix = msg.navsat_fix_from_gnss_row(row, stamp, agent.prefix + ANTENNA_FRAME,
-                                           self.gnss_service)
-        out = [(self._topic(agent, GNSS_TOPICS['fix']),
-                serialise(fix, 'sensor_msgs/msg/NavSatFix'))]
-        sentence = msg.nmea_string(row)
-        if sentence is not None:
-            out.append((self._topic(agent, GNSS_TOPICS['nmea']),
-                         serialise(sentence, 'std_msgs/msg/String')))
-        diagnostics = msg.diagnostics_from_gnss_row(row, stamp, f'{agent.prefix}gnss_receiver')
-        out.append(('/diagnostics', serialise(diagnostics, 'diagnostic_msgs/msg/DiagnosticArray')))
-        return out
+                    report.append((_gnss_report(row), delivery.extra))
+                    agent.fix_counts[row['fix_type']] += 1
+                    agent.fix_counts_with_position += row['position_enu_m'] is not None
+                else:
+                    report.append(row)
+            for topic, (whens, datas) in sent.items():
+                if whens:
+                    entries.append(_joined(topic, whens, datas))
 
     def _ins_topics(self, agent, b, entries):
         """The INS topics of every epoch of the block, at the sample time."""
-        t_ns = _ns_of(b.ins_k)
-        for kind, encoded in self.batches.ins_topics(b.ins, t_ns, self.topics, agent.prefix):
-            topic = '/tf' if kind == 'tf' else self._topic(agent, getattr(self.topics, kind))
-            entries.append(_entry(topic, t_ns, encoded))
+        for topic, t_ns, encoded in agent.vehicle.channels['ins'].encode_epochs(b.ins_k, b.ins):
+            entries.append(_entry(agent.vehicle.topic(topic), t_ns, encoded))
 
     # -- the end --------------------------------------------------------------
 
@@ -444,14 +346,14 @@ class _Recording:
         last whole line (a writer process killed in the middle of a write)."""
         errors = []
         for agent in self.agents:
-            for name, line in agent.waiting.items():
+            for name, channel in agent.vehicle.channels.items():
+                waiting = channel.flush()         # never delivered: delivery null
                 if name != 'ins' and self.failure is None:   # INS rows: the row writer's
                     try:
-                        for _k_delivery, k, row, _extra in line:  # never delivered: null
-                            agent.files[name].write(self._timed(row, k, None))
+                        for delivery in waiting:
+                            agent.files[name].write(delivery.row)
                     except OSError as err:
                         errors.append(err)
-                line.clear()
             for file in agent.files.values():
                 try:
                     file.close()
@@ -536,8 +438,8 @@ class _Recording:
             'stop_signal': self.stop_signal if self.cut_short else None,
             'start_utc': self.config['gnss.datum.start_utc'],
             'route': self.route.name, 'scene': self.scene.name, 'scene_digest': self.scene.digest,
-            'vehicle': self.vehicle._asdict(),
-            'imu_bias_flu': [_biases(agent.imu) for agent in self.agents],
+            'vehicle': self.agents[0].vehicle.params._asdict(),
+            'imu_bias_flu': [_biases(agent.vehicle.imu) for agent in self.agents],
             'real_time_factor': sim_s / max(self.wall_s, 1e-9),
             'config': {k: v for k, v in self.config.values.items()},
             'summary': summaries,
