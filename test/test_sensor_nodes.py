@@ -11,32 +11,16 @@ STEPS = 4 * 120
 
 
 def rig_blocks(rig='polaris', steps=STEPS):
-    """The block kernel's run of one vehicle: its per-step states, IMU samples
-    (rounded as the rows) and GNSS rows, the recorder's reference."""
+    """The block kernel's run of one vehicle as the recorder builds it: its
+    per-step states, IMU samples (rounded as the rows) and GNSS rows, the
+    recorder's reference."""
     from acres_sim.config import load_config
-    from acres_sim.config.scene import default_scene
-    from acres_sim.config.vehicles import load_vehicle
-    from acres_sim.core.block import RigSimulation
-    from acres_sim.core.geo import SiteGeoreference
-    from acres_sim.core.gnss.receiver import GnssReceiver
-    from acres_sim.core.imu import ImuModel
-    from acres_sim.core.physics import Fleet
-    from acres_sim.core.routes import RouteFollower, load_route
-    from acres_sim.rig import DEFAULT_ROUTES
-    from acres_sim.pipeline.topics import lever_arm
+    from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
 
-    config = load_config(rig=rig)
-    vehicle = load_vehicle(rig)
-    route = load_route(DEFAULT_ROUTES[rig])
-    site = SiteGeoreference.from_config(config)
-    imu = ImuModel.from_config(config, lever_arm(config, 'imu.position_flu_m', vehicle))
-    gnss = GnssReceiver.from_config(config, scene=default_scene(), site=site)
-    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
-    rates['truth'] = rates['ins']
-    sim = RigSimulation(Fleet([vehicle], [route.start_pose()]), [RouteFollower(route, vehicle)],
-                        [imu], [None], [gnss], lever_arm(config, 'gnss.antenna_flu_m', vehicle),
-                        rates, steps, site)
-    b = sim.advance(steps + 1)[0]
+    vehicle = build_vehicle(load_config(rig=rig), rig, route=vehicle_route(rig),
+                            sensors=('gnss', 'imu'))
+    gnss = vehicle.gnss
+    b = rig_simulation([vehicle], steps).advance(steps + 1)[0]
     imu_rows = [(k, [round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]])
                 for k, v in zip(b.imu_k.tolist(), b.imu.tolist())]
     gnss_rows = [(k, gnss.row(k / 120, a, r)) for k, a, r in zip(b.gnss_k.tolist(),
@@ -56,9 +40,17 @@ def truth_messages(states, prefix=''):
 
 
 def delivered(node):
-    """Collect what ``node`` delivers instead of publishing it."""
+    """Collect what ``node`` delivers instead of publishing it: (sample step,
+    delivery step, the row without its times)."""
     out = []
-    node.publish_row = lambda k_sample, k_delivery, row: out.append((k_sample, k_delivery, row))
+    times = ('sample_time_s', 'available_time_s', 'delivery_time_s')
+
+    def collect(delivery):
+        row = {key: value for key, value in delivery.row.items() if key not in times}
+        assert delivery.row['sample_time_s'] == delivery.k_sample / 120
+        assert delivery.row['delivery_time_s'] == delivery.k_delivery / 120
+        out.append((delivery.k_sample, delivery.k_delivery, row))
+    node.deliver = collect
     return out
 
 
@@ -226,22 +218,6 @@ def test_parameters_are_declared_with_descriptors(ros_context):
         assert 'polaris or maxxum' in node.describe_parameter('vehicle').additional_constraints
     finally:
         node.destroy_node()
-
-
-def test_one_imu_message_is_the_batch_encoders(ros_context):
-    from acres_sim.config import load_config
-    from acres_sim.pipeline import messages as msg
-    from acres_sim.pipeline.batches import MessageBatches
-    from acres_sim.ros.imu_node import OneMessage
-
-    c = load_config(rig='maxxum')
-    batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
-    one = OneMessage(batches, 'agent3/imu_link')
-    rng = np.random.default_rng(3)
-    for stamp in (0, 8_333_333, 1_796_000_000_123_456_789):
-        values = rng.normal(size=6) * [1, 1, 9.8, 0.1, 0.1, 0.5]
-        expected = batches.imu_raw(values.reshape(1, 6), [stamp], 'agent3/imu_link').payload
-        assert one.encode(stamp, values[:3].tolist(), values[3:].tolist()) == expected
 
 
 def test_two_truth_streams_give_one_warning_not_one_per_message(ros_context, reference, capfd):

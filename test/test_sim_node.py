@@ -59,7 +59,7 @@ def test_cmd_vel_drives_goes_stale_and_refuses_nan(ros_context):
         assert speed(node) < 0.05
         assert agent.sim.commands[0].tolist() == [1.0, 0.0, 0.0]
         node.on_cmd_vel(agent, twist(1e9, 1e9))   # clamped to the vehicle
-        assert agent.command[0] == agent.vehicle.max_speed_mps
+        assert agent.command[0] == agent.vehicle.params.max_speed_mps
     finally:
         node.destroy_node()
 

@@ -2,29 +2,22 @@
 the sim node's truth (see :mod:`acres_sim.ros.sensor_node`).
 
 Publishes, at t_sample + delay_s and stamped t_sample, what the headless
-recorder writes into its bag: ``gnss_receiver/fix`` (NavSatFix in the antenna
-frame), ``gnss_receiver/nmea`` (the GGA sentence) and the receiver's status on
-``/diagnostics``; the node's input health goes to ``/diagnostics`` once a
-second of sim time.
+recorder writes into its bag (both from
+:class:`acres_sim.pipeline.channels.GnssChannel`): ``gnss_receiver/fix``
+(NavSatFix in the antenna frame), ``gnss_receiver/nmea`` (the GGA sentence)
+and the receiver's status on ``/diagnostics``; the node's input health goes
+to ``/diagnostics`` once a second of sim time.
 """
 
 import sys
 
 import numpy as np
 
-from sensor_msgs.msg import NavSatFix
-from std_msgs.msg import String
-
-from acres_sim.config.scene import default_scene
 from acres_sim.core.frames import point_at_lever_arm
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver, gnss_epochs
+from acres_sim.core.gnss.receiver import gnss_epochs
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
-from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.rows import timed_row
 from acres_sim.ros.sensor_node import SensorNode, run_node
-from acres_sim.pipeline.topics import ANTENNA_FRAME, GNSS_TOPICS, lever_arm
 from acres_sim.warmup import warm_gnss, warmed
 
 __all__ = ['GnssNode', 'main']
@@ -38,20 +31,12 @@ class GnssNode(SensorNode):
         super().__init__('gnss_node', **node_options)
 
     def build(self):
-        c = self.config
-        site = SiteGeoreference.from_config(c)
-        self.receiver = GnssReceiver.from_config(c, scene=default_scene(), site=site,
-                                                 agent_index=c['agent.index'])
-        self.antenna_arm = np.ascontiguousarray(lever_arm(c, 'gnss.antenna_flu_m', self.vehicle))
+        self.receiver = self.vehicle.gnss
+        self.antenna_arm = np.ascontiguousarray(self.vehicle.arms['gnss'])
         # compile (or load) the receiver's kernels now, before the node is ready:
         # a first epoch that compiles for seconds would fall behind the truth
         warmed(self.get_logger().info, [gnss_epochs], lambda: warm_gnss(self.receiver))
-        self.due = Due(c['gnss.hz'])
-        self.frame = self.frame_prefix + ANTENNA_FRAME
-        self.status_name = f'{self.frame_prefix}gnss_receiver'
-        self.service = msg.navsat_service(c)
-        self.fix_pub = self.create_publisher(NavSatFix, GNSS_TOPICS['fix'], self.output_qos)
-        self.nmea_pub = self.create_publisher(String, GNSS_TOPICS['nmea'], self.output_qos)
+        self.due = Due(self.vehicle.rates['gnss'])
 
     def reset_model(self):
         self.receiver.reset()
@@ -66,18 +51,6 @@ class GnssNode(SensorNode):
         antenna = point_at_lever_arm(truth.p, truth.R, self.antenna_arm)
         record = self.receiver.epoch_records(np.array([t]), antenna.reshape(1, 3))[0]
         return (self.receiver.row(t, antenna, record),)
-
-    def publish_row(self, k_sample, k_delivery, row):
-        timed = timed_row(row, k_sample, k_delivery / PHYSICS_HZ, self.delay_s)
-        serialise = msg.TYPESTORE.serialize_cdr
-        stamp = msg.ns_from_seconds(k_sample / PHYSICS_HZ)
-        fix = msg.navsat_fix_from_gnss_row(timed, stamp, self.frame, self.service)
-        self.fix_pub.publish(bytes(serialise(fix, 'sensor_msgs/msg/NavSatFix')))
-        sentence = msg.nmea_string(timed)
-        if sentence is not None:
-            self.nmea_pub.publish(bytes(serialise(sentence, 'std_msgs/msg/String')))
-        status = msg.diagnostics_from_gnss_row(timed, stamp, self.status_name)
-        self.diagnostics_pub.publish(bytes(serialise(status, 'diagnostic_msgs/msg/DiagnosticArray')))
 
 
 def main(args=None):

@@ -1,15 +1,18 @@
-"""What the GNSS-receiver and IMU nodes share: their parameters, the truth
-stream from the sim node, the delay line, the input's health.
+"""What the GNSS-receiver and IMU nodes share: their parameters and vehicle,
+the truth stream from the sim node, the sensor's channel, the input's health.
 
 A sensor node is driven by the stamps of the truth it receives, never by wall
 time.  Each truth message is one physics step k, recovered from the stamp by
 rounding (t = k / 120, as the headless loop computes it); the message carries
 the state as the sim holds it, and R and the centre of mass are rebuilt from
 it with the physics module's own function, so the node's model sees the
-numbers the recorder's model sees.  Per step: the model takes the truth and
-samples when its Due time has come; the sample enters the delay line and is
-published, stamped with its sample time, at the first step that reaches
-t_sample + delay_s (the recorder's delivery step).
+numbers the recorder's model sees.  The vehicle is built as the recorder
+builds it (:func:`acres_sim.pipeline.vehicle.build_vehicle`), with this
+node's sensor only.  Per step: the model takes the truth and samples when
+its Due time has come; the sample enters the sensor's channel
+(:mod:`acres_sim.pipeline.channels`) and its messages are published as the
+channel encodes them, stamped with the sample time, at the first step that
+reaches t_sample + delay_s (the recorder's delivery step).
 
 A step that does not follow the one before is a gap: counted, logged
 (throttled), shown in ``/diagnostics``, and handled like a reset of the
@@ -22,7 +25,6 @@ bursts longer than the subscribers' history (after a stall), see
 on ``sim/sensor_progress`` (the sim waits for it at rtf 0).
 """
 
-from collections import deque
 import os
 import struct
 import sys
@@ -43,13 +45,15 @@ from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.node_params import SENSOR_NODE_PARAMS
-from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
-from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.parent import end_with_parent, parent_gone
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.cdr import FixedLayout
+from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC
+from acres_sim.pipeline.topics import TRUTH_TOPIC
+from acres_sim.pipeline.vehicle import build_vehicle
+from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.output_health import OutputHealth
@@ -57,7 +61,6 @@ from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
 from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
-from acres_sim.pipeline.topics import TRUTH_TOPIC
 
 __all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'step_from_stamp',
            'truth_layout']
@@ -96,8 +99,9 @@ def truth_layout(frame_prefix):
 
 class SensorNode(Node):
     """A node with one sensor model of one vehicle.  Subclasses set
-    ``sensor`` ('gnss' or 'imu') and implement :meth:`build`, :meth:`on_step`
-    (take the truth, return the rows sampled) and :meth:`publish_row`."""
+    ``sensor`` ('gnss' or 'imu') and implement :meth:`build`,
+    :meth:`reset_model` and :meth:`on_step` (take the truth, return the rows
+    sampled); the node publishes what the sensor's channel delivers."""
 
     sensor = None
 
@@ -106,26 +110,32 @@ class SensorNode(Node):
         own = declare_node_params(self, SENSOR_NODE_PARAMS)
         self.frame_prefix = own['frame_prefix']
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
-        self.vehicle = load_vehicle(own['vehicle'])
         defaults = load_config(rig=own['vehicle'])
         self.config = sensor_config(self, declare_sensor_keys(self, defaults))
         if not self.config[f'{self.sensor}.enabled']:
             raise ConfigError(f'{self.sensor}.enabled is false for '
                               f'{self.get_fully_qualified_name()}: nothing to simulate')
-        self.delay_s = self.config['delay_s']
+        # driven by the sim node: no route here; the node's namespace is the vehicle's
+        self.vehicle = build_vehicle(self.config, own['vehicle'], frame_prefix=self.frame_prefix,
+                                     sensors=(self.sensor,))
+        self.channel = self.vehicle.channels[self.sensor]
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
         self._state = np.zeros(STATE_SIZE)
-        self._com = np.array([self.vehicle.com_x_m, self.vehicle.com_y_m, self.vehicle.com_z_m])
+        params = self.vehicle.params
+        self._com = np.array([params.com_x_m, params.com_y_m, params.com_z_m])
         self._layout = truth_layout(self.frame_prefix)
         self._stamp_at, self._pose_at, self._twist_at = truth_offsets(self._layout)
         self._state[S_QX + 3] = 1.0
         warmed(self.get_logger().info, [truth_from_state], warm_truth)   # before the truth
-        self.waiting = deque()        # (delivery step, sample step, row)
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
                        'bad_messages': 0, 'published': 0}
-        self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
                                                      self.output_qos)
+        # topic -> publisher of everything the channel sends
+        self.outputs = {topic: self.diagnostics_pub if topic == DIAGNOSTICS_TOPIC else
+                        self.create_publisher(message_class(msgtype), topic, self.output_qos)
+                        for topic, msgtype in self.channel.topic_types}
         self.build()
         check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
@@ -147,8 +157,10 @@ class SensorNode(Node):
         """Take the truth of step k; return [row, ...] sampled at k."""
         raise NotImplementedError
 
-    def publish_row(self, k_sample, k_delivery, row):
-        raise NotImplementedError
+    def deliver(self, delivery):
+        """Publish the messages of one sample the channel delivers."""
+        for topic, data in delivery.messages:
+            self.outputs[topic].publish(data)
 
     # -- the truth stream -----------------------------------------------------
 
@@ -184,7 +196,7 @@ class SensorNode(Node):
                 f'the {self.sensor} model starts again too',
                 throttle_duration_sec=LOG_THROTTLE_S)
             self.reset_model()
-            self.waiting.clear()
+            self.channel.reset()
             self.counts['restarts'] += 1
             self.output.started(k)
             restart = True
@@ -207,12 +219,11 @@ class SensorNode(Node):
         self.last_step = k
         truth = self._truth(k, data)
         for row in self.on_step(k, truth, restart):
-            self.waiting.append((delivery_step(k, self.delay_s, PHYSICS_HZ), k, row))
-        while self.waiting and self.waiting[0][0] <= k:
-            k_delivery, k_sample, row = self.waiting.popleft()
-            self.publish_row(k_sample, k_delivery, row)
+            self.channel.push_row(k, row)
+        for delivery in self.channel.drain(k):
+            self.deliver(delivery)
             self.counts['published'] += 1
-            self.output.published(k_sample)
+            self.output.published(delivery.k_sample)
         if k % PROGRESS_EVERY == 0:
             self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:

@@ -3,10 +3,11 @@ loop, publishing ``/clock``, each vehicle's INS topics and TF, and the
 physics-rate truth its GNSS and IMU nodes run on.
 
 One loop, no timers: each pass runs the next physics steps of every vehicle
-in the block kernel (:class:`acres_sim.core.block.RigSimulation`, the
-recorder's own models), then publishes what those steps gave, step by step,
-as CDR bytes from the recorder's encoders (:mod:`acres_sim.pipeline.batches`)
--- the bag of ``acres-sim record`` and this node carry the same bytes.
+in the block kernel (:class:`acres_sim.core.block.RigSimulation`, each vehicle
+built as the recorder builds it, :func:`acres_sim.pipeline.vehicle.build_vehicle`),
+then publishes what those steps gave, step by step, as CDR bytes from the
+encoders the recorder uses (:mod:`acres_sim.pipeline.channels`) -- the bag
+of ``acres-sim record`` and this node carry the same bytes.
 Per step k (t = k / 120): ``/clock``; per vehicle its truth on ``sim/truth``;
 at an INS epoch the INS topics of the vehicle (spec's topic table) and TF
 utm -> base_footprint.  At the start: static TF of the mounts and utm -> map.
@@ -44,31 +45,26 @@ from rclpy.node import Node
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, NavSatFix
 from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS
-from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.block import RigSimulation, run_vehicle_block
+from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.command import check_command
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.ins import InsModel
-from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.batches import MessageBatches
-from acres_sim.rig import DEFAULT_ROUTES
+from acres_sim.pipeline.channels import TF_TOPIC
+from acres_sim.pipeline.topics import TRUTH_TOPIC
+from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
+from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
-from acres_sim.pipeline.topics import INS_TOPICS, TRUTH_TOPIC, lever_arm, mount_transforms, utm_to_map
 from acres_sim.warmup import warm_block, warmed
 
 __all__ = ['SimNode', 'main']
@@ -96,50 +92,29 @@ class _Agent:
 
     def __init__(self, node, name, own, config):
         self.name = name
-        self.vehicle_name = own['vehicle']
-        self.vehicle = load_vehicle(self.vehicle_name)
-        self.config = config
-        self.ns = own['namespace']
-        self.prefix = own['frame_prefix']
-        self.topics = INS_TOPICS[self.vehicle_name]
-        self.route = load_route(own['route'] or DEFAULT_ROUTES[self.vehicle_name])
-        self.site = SiteGeoreference.from_config(config)
-        self.sim, ins = self.simulation(int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
-        self.ins = ins
-        self.batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
-                                      ins.pose_variance if ins else [0.0] * 6,
-                                      ins.position_variance if ins else [0.0] * 3)
+        route = vehicle_route(own['vehicle'], own['route'])
+        # the sim node simulates the physics and the INS; the sensor nodes the rest
+        self.build = lambda: build_vehicle(config, own['vehicle'], route=route,
+                                           frame_prefix=own['frame_prefix'],
+                                           namespace=own['namespace'], sensors=('ins',))
+        self.vehicle = self.build()
+        self.sim = rig_simulation([self.vehicle],
+                                  int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
+        self.ins_channel = self.vehicle.channels.get('ins')
         self.sensors_expected = int(config['gnss.enabled']) + int(config['imu.enabled'])
         self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS)
-        self.pubs = {}
-        if ins is not None:
-            t = self.topics
-            kinds = [('odom', Odometry), ('fix', NavSatFix), ('imu', Imu), ('truth', Odometry)]
-            if t.velocity:
-                kinds.append(('velocity', TwistStamped))
-            for kind, msg_type in kinds:
-                self.pubs[kind] = node.create_publisher(msg_type, self.topic(getattr(t, kind)),
-                                                        node.output_qos)
+        self.pubs = {}                # INS topic -> publisher
+        for topic, msgtype in self.ins_channel.topic_types if self.ins_channel else ():
+            self.pubs[topic] = node.create_publisher(message_class(msgtype), self.topic(topic),
+                                                     node.output_qos)
         self.command = None           # (speed, yaw rate, step received)
         msg_type = TwistStamped if node.cmd_vel_type == 'twist_stamped' else Twist
         self.on_cmd_vel = lambda m: node.on_cmd_vel(self, m)
         self.cmd_vel_sub = node.create_subscription(msg_type, self.topic('cmd_vel'),
                                                     self.on_cmd_vel, COMMAND_QOS)
 
-    def simulation(self, steps):
-        """(RigSimulation of this vehicle for ``steps`` steps, its INS model or None)."""
-        config = self.config
-        fleet = Fleet([self.vehicle], [self.route.start_pose()])
-        ins = (InsModel.from_config(config, lever_arm(config, 'ins.position_flu_m', self.vehicle),
-                                    agent_index=config['agent.index'], site=self.site)
-               if config['ins.enabled'] else None)
-        rates = {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': config['gnss.hz'],
-                 'truth': config['ins.hz']}
-        return RigSimulation(fleet, [RouteFollower(self.route, self.vehicle)], [None], [ins],
-                             [None], np.zeros(3), rates, steps, self.site), ins
-
     def topic(self, name):
-        return f'/{self.ns}/{name}' if self.ns else f'/{name}'
+        return self.vehicle.topic(name)
 
 
 class SimNode(Node):
@@ -200,7 +175,8 @@ class SimNode(Node):
 
     def on_cmd_vel(self, agent, m):
         twist = m.twist if isinstance(m, TwistStamped) else m
-        checked = check_command(float(twist.linear.x), float(twist.angular.z), agent.vehicle)
+        checked = check_command(float(twist.linear.x), float(twist.angular.z),
+                                agent.vehicle.params)
         if checked.problem:
             self.get_logger().warning(f'{agent.topic("cmd_vel")}: {checked.problem}',
                                       throttle_duration_sec=LOG_THROTTLE_S)
@@ -273,13 +249,8 @@ class SimNode(Node):
     # -- the loop -------------------------------------------------------------
 
     def publish_static_tf(self):
-        static = [t for agent in self.agents
-                  for t in mount_transforms(agent.config, agent.vehicle, agent.vehicle_name,
-                                            agent.prefix)]
-        static.append(utm_to_map(self.agents[0].config, self.agents[0].site))
-        data = msg.TYPESTORE.serialize_cdr(msg.tf_message(
-            [msg.transform_stamped(0, *transform) for transform in static]),
-            'tf2_msgs/msg/TFMessage')
+        data = msg.TYPESTORE.serialize_cdr(static_tf([agent.vehicle for agent in self.agents]),
+                                           'tf2_msgs/msg/TFMessage')
         self.tf.publish_static(bytes(data))
 
     def wait_for_sensors(self, executor, stop):
@@ -349,7 +320,7 @@ class SimNode(Node):
         simulation, before the clock starts (acres_sim.warmup)."""
         def run_copies():
             for agent in self.agents:
-                warm_block(agent.simulation(3)[0])
+                warm_block(rig_simulation([agent.build()], 3))
         warmed(self.get_logger().info, [run_vehicle_block], run_copies)
 
     def run(self, executor, stop):
@@ -477,7 +448,7 @@ class SimNode(Node):
         blocks = [agent.sim.advance(n)[0] for agent in self.agents]
         k1 = k0 + blocks[0].states.shape[0]
         t_ns = msg.ns_from_steps(np.arange(k0, k1), PHYSICS_HZ)
-        clock = self.agents[0].batches.clock(t_ns).messages()
+        clock = self.agents[0].vehicle.batches.clock(t_ns).messages()
         per_agent = [self._encode(agent, b, t_ns) for agent, b in zip(self.agents, blocks)]
         for j in range(k1 - k0):
             messages = [(self.clock_pub, clock[j])]
@@ -526,16 +497,15 @@ class SimNode(Node):
 
     def _encode(self, agent, b, t_ns):
         """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS)."""
-        truth = agent.batches.physics_truth(b.states, t_ns, f'{agent.prefix}chassis').messages()
+        vehicle = agent.vehicle
+        truth = vehicle.batches.physics_truth(b.states, t_ns,
+                                              f'{vehicle.frame_prefix}chassis').messages()
         ins_at = {}
-        if agent.ins is None or not len(b.ins_k):
+        if agent.ins_channel is None or not len(b.ins_k):
             return truth, ins_at
-        ins_ns = msg.ns_from_steps(b.ins_k, PHYSICS_HZ)
         tf = self.publish_tf and self.tf.dynamic is not None
-        out = [(self.tf.dynamic if kind == 'tf' else agent.pubs[kind], encoded)
-               for kind, encoded in agent.batches.ins_topics(b.ins, ins_ns, agent.topics,
-                                                             agent.prefix, tf)]
-        split = [(pub, encoded.messages()) for pub, encoded in out]
+        split = [(self.tf.dynamic if topic == TF_TOPIC else agent.pubs[topic], encoded.messages())
+                 for topic, _t_ns, encoded in agent.ins_channel.encode_epochs(b.ins_k, b.ins, tf)]
         for i, k in enumerate(b.ins_k.tolist()):
             ins_at[k] = [(pub, messages[i]) for pub, messages in split]
         return truth, ins_at
