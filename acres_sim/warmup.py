@@ -76,45 +76,17 @@ def warm_truth():
 
 def warm_rig(rig):
     """Every kernel the recorder and the nodes run for packaged vehicle ``rig``,
-    each on throwaway models."""
+    each on throwaway vehicles built as they build theirs."""
     from acres_sim.config import load_config
-    from acres_sim.config.scene import default_scene
-    from acres_sim.config.vehicles import load_vehicle
-    from acres_sim.core.block import RigSimulation
-    from acres_sim.core.geo import SiteGeoreference
-    from acres_sim.core.gnss.receiver import GnssReceiver
-    from acres_sim.core.imu import ImuModel
-    from acres_sim.core.ins import InsModel
-    from acres_sim.core.physics import Fleet
-    from acres_sim.core.routes import RouteFollower, load_route
-    from acres_sim.rig import DEFAULT_ROUTES
-    from acres_sim.pipeline.topics import lever_arm, mount_transforms, utm_to_map
+    from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
 
-    config, vehicle = load_config(rig=rig), load_vehicle(rig)
-    site = SiteGeoreference.from_config(config)
-    route = load_route(DEFAULT_ROUTES[rig])
-    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
-    rates['truth'] = rates['ins']
-
-    def arm(key):
-        return lever_arm(config, key, vehicle)
-
-    def imu():
-        return ImuModel.from_config(config, arm('imu.position_flu_m'))
-
-    def gnss():
-        return GnssReceiver.from_config(config, scene=default_scene(), site=site)
-
-    ins = InsModel.from_config(config, arm('ins.position_flu_m'), site=site)
-    for sensors in ((imu(), ins, gnss()), (None, ins, None)):    # the recorder's, the sim node's
-        fleet = Fleet([vehicle], [route.start_pose()])
-        warm_block(RigSimulation(fleet, [RouteFollower(route, vehicle)], *([s] for s in sensors),
-                                 arm('gnss.antenna_flu_m'), rates, 3, site))
-    warm_gnss(gnss())                                 # the sensor nodes'
-    warm_imu(imu())
+    config, route = load_config(rig=rig), vehicle_route(rig)
+    for sensors in (('gnss', 'imu', 'ins'), ('ins',)):     # the recorder's, the sim node's
+        warm_block(rig_simulation([build_vehicle(config, rig, route=route, sensors=sensors)], 3))
+    warm_gnss(build_vehicle(config, rig, sensors=('gnss',)).gnss)     # the sensor nodes'
+    warm_imu(build_vehicle(config, rig, sensors=('imu',)).imu)
     warm_truth()
-    mount_transforms(config, vehicle, rig, '')        # the static TF (the site's conversions)
-    utm_to_map(config, site)
+    static_tf([build_vehicle(config, rig, sensors=())])   # the static TF (the site's conversions)
 
 
 def main():

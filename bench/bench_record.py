@@ -29,39 +29,16 @@ import time
 
 
 from acres_sim.config import load_config
-from acres_sim.config.scene import default_scene
-from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.block import RigSimulation
-from acres_sim.core.frames import lever_arm_from_chassis
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver
-from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import InsModel
-from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
 from acres_sim.record.runner import RecordRequest, record
 
 
 def models_only(seconds, route_name):
-    config = load_config(rig='polaris')
-    vehicle, route = load_vehicle('polaris'), load_route(route_name)
-    site = SiteGeoreference.from_config(config)
-
-    def arm(key):
-        return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
-                                      vehicle.cog_height_m)
-
-    fleet = Fleet([vehicle], [route.start_pose()])
-    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
-    rates['truth'] = rates['ins']
+    vehicle = build_vehicle(load_config(rig='polaris'), 'polaris',
+                            route=vehicle_route('polaris', route_name))
     steps = int(round(seconds * PHYSICS_HZ))
-    sim = RigSimulation(
-        fleet, [RouteFollower(route, vehicle)],
-        [ImuModel.from_config(config, arm('imu.position_flu_m'))],
-        [InsModel.from_config(config, arm('ins.position_flu_m'), site=site)],
-        [GnssReceiver.from_config(config, scene=default_scene(), site=site)],
-        arm('gnss.antenna_flu_m'), rates, steps, site)
+    sim = rig_simulation([vehicle], steps)
     start = time.perf_counter()
     while sim.step <= steps:
         sim.advance(PHYSICS_HZ)

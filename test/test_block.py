@@ -7,46 +7,29 @@ import numpy as np
 import pytest
 
 from acres_sim.config import load_config
-from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
-from acres_sim.core.frames import lever_arm_from_chassis, point_at_lever_arm
-from acres_sim.core.geo import SiteGeoreference
+from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo.epoch import decimal_year, decimal_year_kernel, year_table
-from acres_sim.core.gnss.receiver import GnssReceiver
-from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.quaternion import quat_from_matrix
-from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.routes import load_route
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.vehicle import build_vehicle, vehicle_route
 
 
 def _rig(rig, n_agents, overrides=None):
+    """n vehicles as the recorder builds them: (fleet, per vehicle (follower,
+    imu, ins, gnss), antenna lever arm, rates, site)."""
     config = load_config(rig=rig, overrides=overrides or {})
-    vehicle = load_vehicle(rig)
-    route = load_route('acre_demo' if rig == 'polaris' else 'field')
-    site = SiteGeoreference.from_config(config)
-
-    def arm(key):
-        return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
-                                      vehicle.cog_height_m)
-
-    models = []
-    for k in range(n_agents):
-        models.append((
-            RouteFollower(route, vehicle),
-            ImuModel.from_config(config, arm('imu.position_flu_m'), agent_index=k)
-            if config['imu.enabled'] else None,
-            InsModel.from_config(config, arm('ins.position_flu_m'), agent_index=k, site=site)
-            if config['ins.enabled'] else None,
-            GnssReceiver.from_config(config, scene=default_scene(), site=site, agent_index=k)
-            if config['gnss.enabled'] else None))
-    fleet = Fleet([vehicle] * n_agents, [route.start_pose()] * n_agents)
-    rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
-    rates['truth'] = rates['ins']
-    return fleet, models, arm('gnss.antenna_flu_m'), rates, site
+    route = vehicle_route(rig)
+    first = build_vehicle(config, rig, route=route, agent_index=0)
+    vehicles = [first] + [build_vehicle(config, rig, route=route, site=first.site, agent_index=k)
+                          for k in range(1, n_agents)]
+    fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles])
+    models = [(v.follower, v.imu, v.ins, v.gnss) for v in vehicles]
+    return fleet, models, first.arms['gnss'], first.rates, first.site
 
 
 def _per_sample(rig, n_agents, steps, overrides=None, rig_parts=None, start=0, out=None,
