@@ -22,7 +22,8 @@ from acres_sim.cli import build_parser
 from acres_sim.config import load_config
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.geo import SiteGeoreference
-from acres_sim.pipeline.topics import GNSS_TOPICS, IMU_TOPIC, INS_TOPICS, mount_transforms, utm_to_map
+from acres_sim.pipeline.topics import (GNSS_TOPICS, IMU_TOPIC, INS_TOPICS, mount_transforms,
+                                       utm_to_map)
 
 ROOT = Path(__file__).resolve().parents[1]
 RVIZ = ROOT / 'config' / 'rviz' / 'acres_sim.rviz'
