@@ -81,17 +81,14 @@ def warm_rig(rig):
     from acres_sim.config.scene import default_scene
     from acres_sim.config.vehicles import load_vehicle
     from acres_sim.core.block import RigSimulation
-    from acres_sim.core.geo import SiteGeoreference
-    from acres_sim.core.gnss.receiver import GnssReceiver
-    from acres_sim.core.imu import ImuModel
-    from acres_sim.core.ins import InsModel
     from acres_sim.core.physics import Fleet
     from acres_sim.core.routes import RouteFollower, load_route
+    from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
     from acres_sim.rig import DEFAULT_ROUTES
     from acres_sim.topics import lever_arm, mount_transforms, utm_to_map
 
     config, vehicle = load_config(rig=rig), load_vehicle(rig)
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
     route = load_route(DEFAULT_ROUTES[rig])
     rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
     rates['truth'] = rates['ins']
@@ -100,12 +97,12 @@ def warm_rig(rig):
         return lever_arm(config, key, vehicle)
 
     def imu():
-        return ImuModel.from_config(config, arm('imu.position_flu_m'))
+        return imu_model(config, arm('imu.position_flu_m'), None)
 
     def gnss():
-        return GnssReceiver.from_config(config, scene=default_scene(), site=site)
+        return gnss_receiver(config, default_scene(), site, None)
 
-    ins = InsModel.from_config(config, arm('ins.position_flu_m'), site=site)
+    ins = ins_model(config, arm('ins.position_flu_m'), None, site)
     for sensors in ((imu(), ins, gnss()), (None, ins, None)):    # the recorder's, the sim node's
         fleet = Fleet([vehicle], [route.start_pose()])
         warm_block(RigSimulation(fleet, [RouteFollower(route, vehicle)], *([s] for s in sensors),

@@ -33,20 +33,17 @@ from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
 from acres_sim.core.frames import lever_arm_from_chassis
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver
-from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
 from acres_sim.record.runner import RecordRequest, record
 
 
 def models_only(seconds, route_name):
     config = load_config(rig='polaris')
     vehicle, route = load_vehicle('polaris'), load_route(route_name)
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
 
     def arm(key):
         return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
@@ -58,9 +55,9 @@ def models_only(seconds, route_name):
     steps = int(round(seconds * PHYSICS_HZ))
     sim = RigSimulation(
         fleet, [RouteFollower(route, vehicle)],
-        [ImuModel.from_config(config, arm('imu.position_flu_m'))],
-        [InsModel.from_config(config, arm('ins.position_flu_m'), site=site)],
-        [GnssReceiver.from_config(config, scene=default_scene(), site=site)],
+        [imu_model(config, arm('imu.position_flu_m'), None)],
+        [ins_model(config, arm('ins.position_flu_m'), None, site)],
+        [gnss_receiver(config, default_scene(), site, None)],
         arm('gnss.antenna_flu_m'), rates, steps, site)
     start = time.perf_counter()
     while sim.step <= steps:

@@ -11,23 +11,20 @@ from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
 from acres_sim.core.frames import lever_arm_from_chassis, point_at_lever_arm
-from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.geo.epoch import decimal_year, decimal_year_kernel, year_table
-from acres_sim.core.gnss.receiver import GnssReceiver
-from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
 
 
 def _rig(rig, n_agents, overrides=None):
     config = load_config(rig=rig, overrides=overrides or {})
     vehicle = load_vehicle(rig)
     route = load_route('acre_demo' if rig == 'polaris' else 'field')
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
 
     def arm(key):
         return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
@@ -37,11 +34,11 @@ def _rig(rig, n_agents, overrides=None):
     for k in range(n_agents):
         models.append((
             RouteFollower(route, vehicle),
-            ImuModel.from_config(config, arm('imu.position_flu_m'), agent_index=k)
+            imu_model(config, arm('imu.position_flu_m'), k)
             if config['imu.enabled'] else None,
-            InsModel.from_config(config, arm('ins.position_flu_m'), agent_index=k, site=site)
+            ins_model(config, arm('ins.position_flu_m'), k, site)
             if config['ins.enabled'] else None,
-            GnssReceiver.from_config(config, scene=default_scene(), site=site, agent_index=k)
+            gnss_receiver(config, default_scene(), site, k)
             if config['gnss.enabled'] else None))
     fleet = Fleet([vehicle] * n_agents, [route.start_pose()] * n_agents)
     rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}

@@ -15,12 +15,13 @@ from scipy.spatial.transform import Rotation
 
 from acres_sim.config import load_config
 from acres_sim.config.sensor_records import ins_params, ins_stream
-from acres_sim.core.geo import SiteGeoreference, decimal_year
+from acres_sim.core.geo import decimal_year
 from acres_sim.core.geo.epoch import DecimalYearClock
 from acres_sim.core.ins import InsModel, oxts_imu_axes
 from acres_sim.core.rng import make_stream
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ, Truth
+from acres_sim.pipeline.models import site_georeference
 
 G = 9.80665
 LEVER = np.array([-0.8256, 0.0, -0.4])   # base_footprint seen from a Polaris chassis origin
@@ -34,7 +35,7 @@ def config():
 
 @pytest.fixture(scope='module')
 def site(config):
-    return SiteGeoreference.from_config(config)
+    return site_georeference(config)
 
 
 def make(config, site, noise=True, seed=42, **changes):
@@ -304,7 +305,7 @@ def test_epochs_must_move_forward(config, site):
 
 
 def test_fast_decimal_year_equals_the_geo_module():
-    start = SiteGeoreference.default().start_utc
+    start = site_georeference(load_config(rig=None)).start_utc
     clock = DecimalYearClock(start)
     rng = np.random.default_rng(1)
     # across the year end (the run starts on 23 September) and back
@@ -324,5 +325,4 @@ def test_config_builders_and_streams(config):
     assert np.array_equal(ins_stream(config, 3).state,
                           make_stream(42 + 3 * 7919, 'ins', 0).state)
     with pytest.raises(ValueError, match='ins frame'):
-        InsModel(p._replace(frame='nad27'), make_stream(42, 'ins'),
-                 SiteGeoreference.from_config(config))
+        InsModel(p._replace(frame='nad27'), make_stream(42, 'ins'), site_georeference(config))

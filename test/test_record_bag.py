@@ -45,8 +45,10 @@ T0_NS = 1_000_000_000
 def gnss_row():
     """A real row of the receiver model (ACRE scene, open sky: RTK fixed)."""
     from acres_sim.config import load_config
-    from acres_sim.core.gnss.receiver import GnssReceiver
-    rx = GnssReceiver.from_config(load_config(rig='polaris'))
+    from acres_sim.config.scene import default_scene
+    from acres_sim.pipeline.models import gnss_receiver, site_georeference
+    config = load_config(rig='polaris')
+    rx = gnss_receiver(config, default_scene(), site_georeference(config), None)
     row = None
     for k in range(3):
         row = rx.epoch(0.1 * k, (0.0, -300.0, 2.0))

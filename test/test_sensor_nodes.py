@@ -17,20 +17,18 @@ def rig_blocks(rig='polaris', steps=STEPS):
     from acres_sim.config.scene import default_scene
     from acres_sim.config.vehicles import load_vehicle
     from acres_sim.core.block import RigSimulation
-    from acres_sim.core.geo import SiteGeoreference
-    from acres_sim.core.gnss.receiver import GnssReceiver
-    from acres_sim.core.imu import ImuModel
     from acres_sim.core.physics import Fleet
     from acres_sim.core.routes import RouteFollower, load_route
+    from acres_sim.pipeline.models import gnss_receiver, imu_model, site_georeference
     from acres_sim.rig import DEFAULT_ROUTES
     from acres_sim.topics import lever_arm
 
     config = load_config(rig=rig)
     vehicle = load_vehicle(rig)
     route = load_route(DEFAULT_ROUTES[rig])
-    site = SiteGeoreference.from_config(config)
-    imu = ImuModel.from_config(config, lever_arm(config, 'imu.position_flu_m', vehicle))
-    gnss = GnssReceiver.from_config(config, scene=default_scene(), site=site)
+    site = site_georeference(config)
+    imu = imu_model(config, lever_arm(config, 'imu.position_flu_m', vehicle), None)
+    gnss = gnss_receiver(config, default_scene(), site, None)
     rates = {name: config[f'{name}.hz'] for name in ('imu', 'ins', 'gnss')}
     rates['truth'] = rates['ins']
     sim = RigSimulation(Fleet([vehicle], [route.start_pose()]), [RouteFollower(route, vehicle)],

@@ -153,13 +153,6 @@ class ImuModel:
         self._sigma_bg = float(params.gyro_bias_radps) if noise else 0.0
         self.reset()
 
-    @classmethod
-    def from_config(cls, config, lever_arm_chassis, agent_index=None) -> 'ImuModel':
-        """The IMU of a resolved Config; ``lever_arm_chassis`` is the mount
-        already converted to a lever arm from the chassis origin."""
-        from acres_sim.config.sensor_records import imu_params, imu_stream
-        return cls(imu_params(config, lever_arm_chassis), imu_stream(config, agent_index))
-
     def reset(self) -> None:
         """Back to the start of an episode: the stream from its first value,
         new biases (6 values), no differences."""

@@ -243,15 +243,6 @@ class InsModel:
         self._out = np.zeros(RESULT_SIZE)
         self.reset()
 
-    @classmethod
-    def from_config(cls, config, lever_arm_chassis, agent_index=None, site=None) -> 'InsModel':
-        """The INS of a resolved Config; ``lever_arm_chassis`` is the mount
-        already converted to a lever arm from the chassis origin."""
-        from acres_sim.config.sensor_records import ins_params, ins_stream
-        from acres_sim.core.geo import SiteGeoreference
-        return cls(ins_params(config, lever_arm_chassis), ins_stream(config, agent_index),
-                   site or SiteGeoreference.from_config(config))
-
     def reset(self) -> None:
         """Back to the start of an episode: the stream from its first value, the
         next epoch is a first epoch."""

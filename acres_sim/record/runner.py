@@ -43,15 +43,13 @@ from acres_sim import __version__
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation, run_vehicle_block
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver
-from acres_sim.core.imu import ImuModel
-from acres_sim.core.ins import P_INS, P_N, InsModel
+from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
+from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.record.bag import BagWriter, BagWriterError
@@ -141,7 +139,7 @@ class _Recording:
         self.vehicle = load_vehicle(request.rig)
         self.route = load_route(request.route or DEFAULT_ROUTES[request.rig])
         self.scene = load_scene(request.scene) if request.scene else default_scene()
-        self.site = SiteGeoreference.from_config(config)
+        self.site = site_georeference(config)
         self.steps = int(round(request.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
         n = request.agents
@@ -216,12 +214,11 @@ class _Recording:
         c = self.config
         index = c['agent.index'] + k   # agent k of this run; the config may shift them all
         models = {
-            'gnss': GnssReceiver.from_config(c, scene=self.scene, site=self.site,
-                                             agent_index=index) if c['gnss.enabled'] else None,
-            'imu': ImuModel.from_config(c, self._arm('imu.position_flu_m'), agent_index=index)
+            'gnss': gnss_receiver(c, self.scene, self.site, index) if c['gnss.enabled'] else None,
+            'imu': imu_model(c, self._arm('imu.position_flu_m'), index)
             if c['imu.enabled'] else None,
-            'ins': InsModel.from_config(c, self._arm('ins.position_flu_m'), agent_index=index,
-                                        site=self.site) if c['ins.enabled'] else None,
+            'ins': ins_model(c, self._arm('ins.position_flu_m'), index, self.site)
+            if c['ins.enabled'] else None,
         }
         # ins.jsonl and truth.jsonl belong to the row writer process (self.rows)
         self._row_files.append((str(folder / 'ins.jsonl') if models['ins'] else None,

@@ -17,10 +17,10 @@ from std_msgs.msg import String
 
 from acres_sim.config.scene import default_scene
 from acres_sim.core.frames import point_at_lever_arm
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.gnss.receiver import GnssReceiver, gnss_epochs
+from acres_sim.core.gnss.receiver import gnss_epochs
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.models import gnss_receiver, site_georeference
 from acres_sim.record import messages as msg
 from acres_sim.record.rows_process import timed_row
 from acres_sim.ros.sensor_node import SensorNode, run_node
@@ -39,9 +39,7 @@ class GnssNode(SensorNode):
 
     def build(self):
         c = self.config
-        site = SiteGeoreference.from_config(c)
-        self.receiver = GnssReceiver.from_config(c, scene=default_scene(), site=site,
-                                                 agent_index=c['agent.index'])
+        self.receiver = gnss_receiver(c, default_scene(), site_georeference(c), c['agent.index'])
         self.antenna_arm = np.ascontiguousarray(lever_arm(c, 'gnss.antenna_flu_m', self.vehicle))
         # compile (or load) the receiver's kernels now, before the node is ready:
         # a first epoch that compiles for seconds would fall behind the truth

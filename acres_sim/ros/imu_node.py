@@ -14,9 +14,10 @@ import numpy as np
 
 from sensor_msgs.msg import Imu
 
-from acres_sim.core.imu import ImuModel, imu_difference_step, imu_sample_values
+from acres_sim.core.imu import imu_difference_step, imu_sample_values
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.models import imu_model
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.ros.sensor_node import SensorNode, run_node
@@ -35,8 +36,7 @@ class ImuNode(SensorNode):
 
     def build(self):
         c = self.config
-        self.imu = ImuModel.from_config(c, lever_arm(c, 'imu.position_flu_m', self.vehicle),
-                                        agent_index=c['agent.index'])
+        self.imu = imu_model(c, lever_arm(c, 'imu.position_flu_m', self.vehicle), c['agent.index'])
         self.due = Due(c['imu.hz'])
         self.frame = self.frame_prefix + IMU_FRAME
         # compile (or load) the kernels now, before the node is ready (see gnss_node)

@@ -52,11 +52,10 @@ from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation, run_vehicle_block
 from acres_sim.core.command import check_command
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower, load_route
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.pipeline.models import ins_model, site_georeference
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
 from acres_sim.rig import DEFAULT_ROUTES
@@ -103,7 +102,7 @@ class _Agent:
         self.prefix = own['frame_prefix']
         self.topics = INS_TOPICS[self.vehicle_name]
         self.route = load_route(own['route'] or DEFAULT_ROUTES[self.vehicle_name])
-        self.site = SiteGeoreference.from_config(config)
+        self.site = site_georeference(config)
         self.sim, ins = self.simulation(int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
         self.ins = ins
         self.batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
@@ -130,8 +129,8 @@ class _Agent:
         """(RigSimulation of this vehicle for ``steps`` steps, its INS model or None)."""
         config = self.config
         fleet = Fleet([self.vehicle], [self.route.start_pose()])
-        ins = (InsModel.from_config(config, lever_arm(config, 'ins.position_flu_m', self.vehicle),
-                                    agent_index=config['agent.index'], site=self.site)
+        ins = (ins_model(config, lever_arm(config, 'ins.position_flu_m', self.vehicle),
+                         config['agent.index'], self.site)
                if config['ins.enabled'] else None)
         rates = {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': config['gnss.hz'],
                  'truth': config['ins.hz']}

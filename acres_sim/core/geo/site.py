@@ -179,7 +179,8 @@ class SiteGeoreference:
 
     Degrees and metres at this face; inputs may be scalars or numpy arrays
     (broadcast together), and so are the results.  ``t_s`` is episode time:
-    the epoch is ``start_utc + t_s`` as a decimal year.
+    the epoch is ``start_utc + t_s`` as a decimal year.  The parameters of a
+    configuration come from :func:`acres_sim.config.records.site_georeference_args`.
     """
 
     def __init__(self, params: SiteParams, start_utc):
@@ -188,16 +189,17 @@ class SiteGeoreference:
         self._clock = DecimalYearClock(start_utc)
 
     @classmethod
-    def from_config(cls, config) -> 'SiteGeoreference':
-        """The georeference of a resolved :class:`acres_sim.config.Config`."""
-        from acres_sim.config.records import site_georeference_args
-        return cls(*site_georeference_args(config))
-
-    @classmethod
     def default(cls) -> 'SiteGeoreference':
-        """The ACRE tile as the packaged site.yaml and sensors.yaml give it."""
+        """The ACRE tile as the packaged site.yaml and sensors.yaml give it.
+
+        Only for the route-file reader still in :mod:`acres_sim.core.routes`;
+        it goes with that reader's move to :mod:`acres_sim.config`.  Everything
+        else builds the georeference of its own configuration with
+        :func:`acres_sim.pipeline.models.site_georeference`.
+        """
         from acres_sim.config import load_config
-        return cls.from_config(load_config(rig=None))
+        from acres_sim.config.records import site_georeference_args
+        return cls(*site_georeference_args(load_config(rig=None)))
 
     def epoch(self, t_s):
         """Decimal year of episode time ``t_s`` (scalar: cached year bounds; array: numpy)."""

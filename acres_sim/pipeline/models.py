@@ -1,0 +1,40 @@
+"""A vehicle's sensor models built from a resolved configuration.
+
+The core models take plain parameter records and noise streams; the
+:mod:`acres_sim.config` modules turn keys into those records.  These small
+functions join the two, so that the recorder, the nodes, the tests and the
+benchmarks build a model the same way.  ``agent_index`` is the vehicle's
+index k of the seed offsets (None: the config's ``agent.index``); a lever arm
+is already measured from the chassis origin (body FLU, m:
+:func:`acres_sim.topics.lever_arm` converts a configured mount).
+"""
+
+from acres_sim.config.records import gnss_settings, site_georeference_args
+from acres_sim.config.sensor_records import imu_params, imu_stream, ins_params, ins_stream
+from acres_sim.core.geo.site import SiteGeoreference
+from acres_sim.core.gnss.receiver import GnssReceiver
+from acres_sim.core.imu import ImuModel
+from acres_sim.core.ins import InsModel
+
+__all__ = ['gnss_receiver', 'imu_model', 'ins_model', 'site_georeference']
+
+
+def site_georeference(config) -> SiteGeoreference:
+    """The tile's georeference (site origin, datum shift, geoid, Helmert, start time)."""
+    return SiteGeoreference(*site_georeference_args(config))
+
+
+def gnss_receiver(config, scene, site, agent_index) -> GnssReceiver:
+    """The GNSS receiver in ``scene`` (a :class:`acres_sim.core.scene.Scene`)
+    on ``site`` (a :class:`SiteGeoreference`)."""
+    return GnssReceiver(gnss_settings(config, agent_index), scene, site)
+
+
+def imu_model(config, lever_arm_chassis, agent_index) -> ImuModel:
+    """The IMU at ``lever_arm_chassis``, on its own noise stream."""
+    return ImuModel(imu_params(config, lever_arm_chassis), imu_stream(config, agent_index))
+
+
+def ins_model(config, lever_arm_chassis, agent_index, site) -> InsModel:
+    """The INS reporting the point ``lever_arm_chassis``, on ``site``."""
+    return InsModel(ins_params(config, lever_arm_chassis), ins_stream(config, agent_index), site)
