@@ -17,7 +17,8 @@ from acres_sim.config import load_config
 from acres_sim.config.sensor_records import ins_params, ins_stream
 from acres_sim.core.geo import decimal_year
 from acres_sim.core.geo.epoch import DecimalYearClock
-from acres_sim.core.ins import InsModel, oxts_imu_axes
+from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector
+from acres_sim.core.ins import InsModel
 from acres_sim.core.rng import make_stream
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ, Truth
@@ -280,9 +281,9 @@ def test_oxts_imu_axes_hand_example():
     forward, left, up = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]
     for vector, expected in ((forward, [0.0, 1.0, 0.0]), (left, [1.0, 0.0, 0.0]),
                              (up, [0.0, 0.0, -1.0])):
-        q_imu, rate, accel = oxts_imu_axes(q_ins, vector, vector)
-        assert accel == expected and rate == expected
-    q_imu, _, accel = oxts_imu_axes(q_ins, [0.1, 0.2, 0.3], [1.5, -0.5, 9.8])
+        assert oxts_from_flu_vector(vector).tolist() == expected
+    q_imu = oxts_from_flu_quaternion(q_ins)
+    accel = oxts_from_flu_vector([1.5, -0.5, 9.8])
     # the IMU axes: x = left, y = forward, z = down, seen from ENU
     R_imu = Rotation.from_quat(q_imu).as_matrix()
     assert R_imu[:, 0] == pytest.approx([-1.0, 0.0, 0.0], abs=1e-12)   # left of north: west

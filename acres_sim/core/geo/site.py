@@ -36,7 +36,7 @@ from acres_sim.core.geo.state_plane import (US_SURVEY_FOOT_M, indiana_west_forwa
 from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad
 
 __all__ = ['FRAMES', 'SiteParams', 'SiteGeoreference', 'enu_to_geodetic_rad',
-           'geodetic_to_enu_rad', 'enu_to_utm_rad', 'grid_rotation_rad']
+           'geodetic_to_enu_rad', 'enu_to_utm_rad', 'grid_rotation_at_rad', 'grid_rotation_rad']
 
 # Frame codes for the kernels.
 WGS84_G2139, NAD83_HARN, NAD83_2011 = 0, 1, 2
@@ -117,13 +117,20 @@ def enu_to_utm_rad(e, n, u, epoch_year, p, frame, lam_c):
 
 
 @njit(cache=True)
-def grid_rotation_rad(e, n, u, epoch_year, p, frame, lam_c):
-    """alpha: the UTM azimuth of grid north at (e, n, u), from a second point 10 m
-    grid-north (spec: Fix and UTM Odometry); computed anew at every call."""
-    E1, N1, _h1, _g1, _k1 = enu_to_utm_rad(e, n, u, epoch_year, p, frame, lam_c)
+def grid_rotation_at_rad(E, N, e, n, u, epoch_year, p, frame, lam_c):
+    """alpha: the UTM azimuth of grid north at (e, n, u), whose UTM position is
+    (E, N), from a second point 10 m grid-north (spec: Fix and UTM Odometry);
+    computed anew at every call.  The one grid rotation of the package."""
     E2, N2, _h2, _g2, _k2 = enu_to_utm_rad(e, n + GRID_ROTATION_BASE_M, u, epoch_year, p,
                                            frame, lam_c)
-    return math.atan2(E2 - E1, N2 - N1)
+    return math.atan2(E2 - E, N2 - N)
+
+
+@njit(cache=True)
+def grid_rotation_rad(e, n, u, epoch_year, p, frame, lam_c):
+    """alpha at (e, n, u) (:func:`grid_rotation_at_rad` of its UTM position)."""
+    E1, N1, _h1, _g1, _k1 = enu_to_utm_rad(e, n, u, epoch_year, p, frame, lam_c)
+    return grid_rotation_at_rad(E1, N1, e, n, u, epoch_year, p, frame, lam_c)
 
 
 @njit(cache=True)
