@@ -104,7 +104,7 @@ import numpy as np
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import (CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint,
                                    point_at_lever_arm)
-from acres_sim.core.quaternion import matrix_from_quat
+from acres_sim.core.quaternion import hamilton_product, matrix_from_quat
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.core.vehicles import (
     N_VEHICLE_PARAMS, P_COG_HEIGHT, P_COM_X, P_COM_Y, P_COM_Z, P_CORNERING_FRONT,
@@ -229,14 +229,6 @@ def _normal(p):
 
 
 @njit(cache=True)
-def _qmul(ax, ay, az, aw, bx, by, bz, bw):
-    return (aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz)
-
-
-@njit(cache=True)
 def _axes(qx, qy, qz, qw):
     """Body x, y, z axes in world coordinates (the columns of R)."""
     xx, yy, zz = qx * qx, qy * qy, qz * qz
@@ -279,7 +271,7 @@ def _attitude(p, yaw):
     s = 1.0 / math.sqrt(tx * tx + ty * ty + tw * tw)
     tx, ty, tw = tx * s, ty * s, tw * s
     h = 0.5 * yaw
-    return _qmul(tx, ty, tz, tw, 0.0, 0.0, math.sin(h), math.cos(h))
+    return hamilton_product(tx, ty, tz, tw, 0.0, 0.0, math.sin(h), math.cos(h))
 
 
 @njit(cache=True)
@@ -395,7 +387,7 @@ def verlet_step(x, p, dt):
     # the constraint leaves only the rate about body z (the ground normal)
     r_avg = (wx + lx * h) * ez[0] + (wy + ly * h) * ez[1] + (wz + lz * h) * ez[2]
     half = 0.5 * r_avg * dt
-    qx, qy, qz, qw = _qmul(qx, qy, qz, qw, 0.0, 0.0, math.sin(half), math.cos(half))
+    qx, qy, qz, qw = hamilton_product(qx, qy, qz, qw, 0.0, 0.0, math.sin(half), math.cos(half))
     s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     qx, qy, qz, qw = qx * s, qy * s, qz * s, qw * s
 
