@@ -229,9 +229,10 @@ def cmd_site(args):
 
 def describe_point(config, e, n, u, t_s, zone=None):
     """Every frame of grid point (e, n, u) at episode time t_s, as a small report."""
-    from acres_sim.core.geo import FRAMES, SiteGeoreference, US_SURVEY_FOOT_M, utm_forward
+    from acres_sim.core.geo import FRAMES, US_SURVEY_FOOT_M, utm_forward
+    from acres_sim.pipeline.models import site_georeference
 
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
     zone = zone or config['ins.utm_zone']
     east_ft, north_ft, up_ft = config['site.origin_source_ft']
     navd88, undulation = site.heights(e, n, u)
@@ -310,10 +311,11 @@ def cmd_geo(args):
 
 
 def _geo(args):
-    from acres_sim.core.geo import SiteGeoreference, utm_inverse
+    from acres_sim.core.geo import utm_inverse
+    from acres_sim.pipeline.models import site_georeference
 
     config = config_from_args(args)
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
     zone = args.zone or config['ins.utm_zone']
     if args.geo_command == 'enu':
         e, n, u = args.e, args.n, args.u

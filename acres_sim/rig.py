@@ -31,9 +31,9 @@ from typing import Optional
 
 from acres_sim.config.loader import config_dir, load_config, read_document
 from acres_sim.config.node_params import (AGENT_PARAMS, FAST_OUTPUT_DEPTH, OUTPUT_DEPTH,
-                                          SIM_PARAMS, VEHICLES, check_param)
+                                          SIM_PARAMS, VEHICLES, sim_param)
 from acres_sim.config.schema import KEYS, key
-from acres_sim.config.validate import ConfigError, check_value
+from acres_sim.config.validate import ConfigError, check, check_value
 from acres_sim.core.routes import load_route
 from acres_sim.network import network_environment
 
@@ -293,15 +293,13 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     rig = with_options(rig if isinstance(rig, Rig) else load_rig(rig), options)
     sim_values = {p.name: p.default for p in SIM_PARAMS}
     for name, value in options.sim.items():
-        spec = next((p for p in SIM_PARAMS if p.name == name), None)
-        if spec is None:
+        if name not in sim_values:
             raise ConfigError(f"unknown sim node parameter '{name}'; allowed: "
                               + ', '.join(p.name for p in SIM_PARAMS))
-        sim_values[name] = check_param(spec, value, 'the options')
+        sim_values[name] = check(sim_param(name), value, 'the options')
     for name, value in (('rtf', options.rtf), ('duration_s', options.duration_s)):
         if value is not None:
-            spec = next(p for p in SIM_PARAMS if p.name == name)
-            sim_values[name] = check_param(spec, value, 'the options')
+            sim_values[name] = check(sim_param(name), value, 'the options')
     depth = FAST_OUTPUT_DEPTH if sim_values['rtf'] == 0.0 else OUTPUT_DEPTH.default
     if not isinstance(options.use_sim_time, bool):
         raise ConfigError(f'use_sim_time = {options.use_sim_time!r}: allowed true or false')

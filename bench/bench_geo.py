@@ -16,9 +16,11 @@ import time
 from numba import njit
 import numpy as np
 
-from acres_sim.core.geo import FRAMES, SiteGeoreference
+from acres_sim.config import load_config
+from acres_sim.core.geo import FRAMES
 from acres_sim.core.geo.site import enu_to_utm_rad
 from acres_sim.core.geo.utm import central_meridian_rad
+from acres_sim.pipeline.models import site_georeference
 
 
 @njit(cache=True)
@@ -45,7 +47,7 @@ def main(argv=None):
     parser.add_argument('--repeats', type=int, default=7)
     args = parser.parse_args(argv)
 
-    site = SiteGeoreference.default()
+    site = site_georeference(load_config(rig=None))
     rng = np.random.default_rng(1)
     e, n = rng.uniform(-1500.0, 1500.0, (2, args.points))
     u = rng.uniform(0.0, 5.0, args.points)

@@ -15,7 +15,7 @@ import numpy as np
 
 from acres_sim.config import load_config
 from acres_sim.config.scene import default_scene
-from acres_sim.core.gnss.receiver import GnssReceiver
+from acres_sim.pipeline.models import gnss_receiver, site_georeference
 
 # a sibling script (bench/ is on sys.path when a script in it runs): the same scenes
 from bench_gnss_sky import drive, stress_scene
@@ -40,7 +40,7 @@ def main(argv=None):
     print(f'{"scene":8} {"obstacles":>9} {"median":>10} {"p90":>10} {"1 h at 10 Hz":>14}')
     results = {}
     for scene in (default_scene(), stress_scene()):
-        rx = GnssReceiver.from_config(config, scene=scene)
+        rx = gnss_receiver(config, scene, site_georeference(config), None)
         per_epoch_us(rx, path[:20])          # warm-up
         rx.reset()
         times = per_epoch_us(rx, path)

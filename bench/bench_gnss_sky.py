@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from acres_sim.config import load_config
 from acres_sim.config.scene import default_scene
 from acres_sim.core.gnss.constellation import (N_SATELLITES, build_constellation,
                                                satellite_los_enu, site_frame)
@@ -26,6 +27,7 @@ from acres_sim.core.gnss.sky import (SKY_N_KEPT, SKY_N_USED, SKY_SIZE, make_sky_
                                      sky_epoch, system_mask)
 from acres_sim.core.rng import make_stream
 from acres_sim.core.scene import make_scene
+from acres_sim.pipeline.models import site_georeference
 
 
 def stress_scene(n_each=80, seed=3):
@@ -79,7 +81,7 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=42)
     args = parser.parse_args(argv)
 
-    site = site_frame()
+    site = site_frame(site_georeference(load_config(rig=None)))
     constellation = build_constellation(make_stream(args.seed, 'gnss_constellation'))
     params = make_sky_params()
     on = system_mask()

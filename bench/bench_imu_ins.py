@@ -16,10 +16,9 @@ import time
 import numpy as np
 
 from acres_sim.config import load_config
-from acres_sim.core.geo import SiteGeoreference
-from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.config.sensor_records import ins_params, ins_stream
+from acres_sim.pipeline.models import imu_model, site_georeference
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 
 
@@ -69,13 +68,13 @@ def main(argv=None):
     parser.add_argument('--steps', type=int, default=20000)
     args = parser.parse_args(argv)
     config = load_config(rig='polaris')
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
     truths = turn(args.steps)
     print(f'{args.steps} calls each (warm numba cache)')
     print(f'{"":34} {"median":>11} {"p90":>11}')
     results = {}
 
-    imu = ImuModel.from_config(config, [0.95, -0.45, 0.7])
+    imu = imu_model(config, [0.95, -0.45, 0.7], None)
     time_imu(imu, truths[:50])           # warm-up
     imu.reset()
     results['imu'] = report('IMU physics_step + sample', time_imu(imu, truths), 20)

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from acres_sim.config import ConfigError, load_config
-from acres_sim.core.geo import (FRAMES, SiteGeoreference, decimal_year, utm_forward,
-                                utm_inverse)
+from acres_sim.core.geo import FRAMES, decimal_year, utm_forward, utm_inverse
 from acres_sim.core.geo.site import enu_to_geodetic_rad, grid_rotation_rad
 from acres_sim.core.geo.utm import central_meridian_rad
+from acres_sim.pipeline.models import site_georeference
 
 
 @pytest.fixture(scope='module')
 def site():
-    return SiteGeoreference.default()
+    return site_georeference(load_config(rig=None))
 
 
 def test_spec_table_at_the_tile_origin(site):
@@ -121,9 +121,9 @@ def test_kernels_run_inside_other_numba_code(site):
 
 
 def test_config_changes_reach_the_georeference():
-    moved = SiteGeoreference.from_config(load_config(overrides={
+    moved = site_georeference(load_config(overrides={
         'site.origin_source_ft': [2977500.0 + 3937.0 / 1.2, 1902500.0, 705.0]}))
-    base = SiteGeoreference.default()
+    base = site_georeference(load_config(rig=None))
     # moving the origin 1000 m east equals asking the default site for e = 1000 m
     # (in latitude and longitude; the geoid plane is tied to the grid, not the origin)
     assert moved.enu_to_geodetic(0.0, 0.0, 0.0, 0.0, 'nad83_harn')[:2] == pytest.approx(

@@ -29,13 +29,18 @@ from pyproj.crs import CoordinateOperation
 import pytest
 
 from acres_sim.config import load_config
+from acres_sim.config.records import helmert_params
 from acres_sim.core.geo import (AREA_OF_USE_DEG, GRS80, WGS84, HelmertParams,
-                                SiteGeoreference, ecef_to_geodetic, geodetic_to_ecef,
+                                ecef_to_geodetic, geodetic_to_ecef,
                                 helmert_itrf2014_to_nad83_2011, helmert_nad83_2011_to_itrf2014,
                                 indiana_west_forward, indiana_west_inverse, utm_forward,
                                 utm_inverse, zone_area_deg)
+from acres_sim.pipeline.models import site_georeference
 
 pyproj.network.set_network_enabled(False)
+
+# "ITRF2014 to NAD83(2011) (1)" as the packaged configuration gives it
+PACKAGED_HELMERT = helmert_params(load_config(rig=None))
 
 FT = 1200.0 / 3937.0     # metres per US survey foot
 MM = 1e-3
@@ -389,9 +394,7 @@ def test_registry_helmert_is_the_spec_transformation():
                          0.00036891, 0.00079, -0.00060, -0.00144, 0.00006667, -0.00075744,
                          -0.00005133, -0.00007201, 2010.0)
     np.testing.assert_allclose(registry, spec, rtol=1e-12, atol=0)
-    np.testing.assert_allclose(HelmertParams.default(), spec, rtol=1e-12, atol=0)
-    np.testing.assert_allclose(HelmertParams.from_config(load_config(rig=None)), spec,
-                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(helmert_params(load_config(rig=None)), spec, rtol=1e-12, atol=0)
     # pyproj's own choice between the two geocentric CRSs is this operation, no grids
     group = pyproj.transformer.TransformerGroup('EPSG:7789', 'EPSG:6317')
     assert group.transformers[0].name == 'helmert'
@@ -416,7 +419,7 @@ HELMERT_TOL_M = 1e-8
 def test_helmert_forward_matches_registry(epoch):
     xyz = helmert_test_points()
     t = np.full(xyz.shape[1], epoch)
-    ours = np.array(helmert_itrf2014_to_nad83_2011(*xyz, epoch, HelmertParams.default()))
+    ours = np.array(helmert_itrf2014_to_nad83_2011(*xyz, epoch, PACKAGED_HELMERT))
     ref = np.array(HELMERT.transform(*xyz, t)[:3])
     np.testing.assert_allclose(ours, ref, rtol=0, atol=HELMERT_TOL_M)
     # the check has teeth: the position-vector convention lands > 0.1 m away
@@ -429,7 +432,7 @@ def test_helmert_forward_matches_registry(epoch):
 def test_helmert_inverse_matches_registry(epoch):
     xyz = helmert_test_points()
     t = np.full(xyz.shape[1], epoch)
-    ours = np.array(helmert_nad83_2011_to_itrf2014(*xyz, epoch, HelmertParams.default()))
+    ours = np.array(helmert_nad83_2011_to_itrf2014(*xyz, epoch, PACKAGED_HELMERT))
     ref = np.array(HELMERT.transform(*xyz, t, direction='INVERSE')[:3])
     np.testing.assert_allclose(ours, ref, rtol=0, atol=HELMERT_TOL_M)
 
@@ -440,7 +443,7 @@ def test_helmert_epoch_per_point_and_round_trip():
     second order in the rotation, as in PROJ)."""
     xyz = helmert_test_points()
     epochs = np.linspace(2000.0, 2040.0, xyz.shape[1])
-    params = HelmertParams.default()
+    params = PACKAGED_HELMERT
     ours = np.array(helmert_itrf2014_to_nad83_2011(*xyz, epochs, params))
     np.testing.assert_allclose(ours, np.array(HELMERT.transform(*xyz, epochs)[:3]),
                                rtol=0, atol=HELMERT_TOL_M)
@@ -490,7 +493,7 @@ def chain_points():
 
 @pytest.fixture(scope='module')
 def site():
-    return SiteGeoreference.default()
+    return site_georeference(load_config(rig=None))
 
 
 @pytest.mark.parametrize('t_s', CHAIN_TIMES)

@@ -10,7 +10,8 @@ import pynmea2
 import pytest
 
 from acres_sim.config import load_config
-from acres_sim.core.gnss.receiver import GnssReceiver
+from acres_sim.config.scene import default_scene
+from acres_sim.pipeline.models import gnss_receiver, site_georeference
 from acres_sim.core.rng import Pcg32
 from acres_sim.core.scene import empty_scene
 
@@ -21,7 +22,12 @@ OUTPUTS_PER_EPOCH = 21              # 10 Gaussians (2 outputs each) + 1 uniform
 
 def receiver(scene=None, **overrides):
     config = load_config(rig='polaris', overrides=overrides)
-    return GnssReceiver.from_config(config, scene=scene)
+    return packaged_receiver(config, None, scene)
+
+
+def packaged_receiver(config, agent_index=None, scene=None):
+    """The receiver of ``config`` in ``scene`` (the packaged ACRE scene if None)."""
+    return gnss_receiver(config, scene or default_scene(), site_georeference(config), agent_index)
 
 
 def run(rx, times, position=OPEN_FIELD):
@@ -67,13 +73,13 @@ def test_same_seed_same_rows_other_seed_other_errors_same_sky():
     a, b, c = run(first, times), run(again, times), run(other, times)
     assert json.dumps(a) == json.dumps(b)
     assert [r['pdop'] for r in a] != [r['pdop'] for r in c]   # the seed moves the sky too ...
-    agent = GnssReceiver.from_config(load_config(rig='polaris'), agent_index=1)
+    agent = packaged_receiver(load_config(rig='polaris'), 1)
     d = run(agent, times)
     # ... but another agent of the same seed shares the sky and has its own errors
     assert [r['pdop'] for r in d] == [r['pdop'] for r in a]
     assert [r['position_enu_m'] for r in d] != [r['position_enu_m'] for r in a]
-    shared = GnssReceiver.from_config(
-        load_config(rig='polaris', overrides={'agent.offset_all_streams': False}), agent_index=1)
+    shared = packaged_receiver(
+        load_config(rig='polaris', overrides={'agent.offset_all_streams': False}), 1)
     assert json.dumps(run(shared, times)) == json.dumps(a)   # the game's shared noise
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from acres_sim.config import ConfigError
+from acres_sim.config import ConfigError, load_config
 from acres_sim.config.scene import default_scene, load_scene, scene_from_tree
 from acres_sim.core.gnss.constellation import (EARTH_ROTATION_RADPS, GM_EARTH, N_SATELLITES,
                                                N_UNIFORMS, SYSTEMS, Constellation, SiteFrame,
@@ -28,6 +28,7 @@ from acres_sim.core.gnss.sky import (DOP_INVALID, SAT_BELOW_MASK, SAT_BLOCKED, S
                                      reflector_index, sky_view, sphere_chord, system_mask)
 from acres_sim.core.rng import make_stream
 from acres_sim.core.scene import empty_scene, make_scene, scene_digest
+from acres_sim.pipeline.models import site_georeference
 
 SEED = 20240917
 PARAMS = make_sky_params()          # spec defaults: mask 10 deg, 1.5 m, 8 m, 60 m
@@ -36,7 +37,7 @@ ALL_ON = system_mask()
 
 @pytest.fixture(scope='module')
 def site():
-    return site_frame()
+    return site_frame(site_georeference(load_config(rig=None)))
 
 
 @pytest.fixture(scope='module')
@@ -183,8 +184,9 @@ def test_line_of_sight_hand_cases():
 
 
 def test_site_is_the_wgs84_tile_origin(site):
-    from acres_sim.core.geo import SiteGeoreference, WGS84, geodetic_to_ecef
-    lat, lon, h = SiteGeoreference.default().enu_to_geodetic(0, 0, 0, 0, 'wgs84_g2139')
+    from acres_sim.core.geo import WGS84, geodetic_to_ecef
+    georef = site_georeference(load_config(rig=None))
+    lat, lon, h = georef.enu_to_geodetic(0, 0, 0, 0, 'wgs84_g2139')
     assert 40.4 < lat < 40.6 and -87.1 < lon < -86.9
     assert (site.x_m, site.y_m, site.z_m) == pytest.approx(geodetic_to_ecef(lat, lon, h, WGS84),
                                                            abs=1e-6)

@@ -15,12 +15,14 @@ from scipy.spatial.transform import Rotation
 
 from acres_sim.config import load_config
 from acres_sim.config.sensor_records import ins_params, ins_stream
-from acres_sim.core.geo import SiteGeoreference, decimal_year
+from acres_sim.core.geo import decimal_year
 from acres_sim.core.geo.epoch import DecimalYearClock
-from acres_sim.core.ins import InsModel, oxts_imu_axes
+from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector
+from acres_sim.core.ins import InsModel
 from acres_sim.core.rng import make_stream
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ, Truth
+from acres_sim.pipeline.models import site_georeference
 
 G = 9.80665
 LEVER = np.array([-0.8256, 0.0, -0.4])   # base_footprint seen from a Polaris chassis origin
@@ -34,7 +36,7 @@ def config():
 
 @pytest.fixture(scope='module')
 def site(config):
-    return SiteGeoreference.from_config(config)
+    return site_georeference(config)
 
 
 def make(config, site, noise=True, seed=42, **changes):
@@ -279,9 +281,9 @@ def test_oxts_imu_axes_hand_example():
     forward, left, up = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]
     for vector, expected in ((forward, [0.0, 1.0, 0.0]), (left, [1.0, 0.0, 0.0]),
                              (up, [0.0, 0.0, -1.0])):
-        q_imu, rate, accel = oxts_imu_axes(q_ins, vector, vector)
-        assert accel == expected and rate == expected
-    q_imu, _, accel = oxts_imu_axes(q_ins, [0.1, 0.2, 0.3], [1.5, -0.5, 9.8])
+        assert oxts_from_flu_vector(vector).tolist() == expected
+    q_imu = oxts_from_flu_quaternion(q_ins)
+    accel = oxts_from_flu_vector([1.5, -0.5, 9.8])
     # the IMU axes: x = left, y = forward, z = down, seen from ENU
     R_imu = Rotation.from_quat(q_imu).as_matrix()
     assert R_imu[:, 0] == pytest.approx([-1.0, 0.0, 0.0], abs=1e-12)   # left of north: west
@@ -304,7 +306,7 @@ def test_epochs_must_move_forward(config, site):
 
 
 def test_fast_decimal_year_equals_the_geo_module():
-    start = SiteGeoreference.default().start_utc
+    start = site_georeference(load_config(rig=None)).start_utc
     clock = DecimalYearClock(start)
     rng = np.random.default_rng(1)
     # across the year end (the run starts on 23 September) and back
@@ -324,5 +326,4 @@ def test_config_builders_and_streams(config):
     assert np.array_equal(ins_stream(config, 3).state,
                           make_stream(42 + 3 * 7919, 'ins', 0).state)
     with pytest.raises(ValueError, match='ins frame'):
-        InsModel(p._replace(frame='nad27'), make_stream(42, 'ins'),
-                 SiteGeoreference.from_config(config))
+        InsModel(p._replace(frame='nad27'), make_stream(42, 'ins'), site_georeference(config))

@@ -21,7 +21,7 @@ import yaml
 from acres_sim.cli import build_parser
 from acres_sim.config import load_config
 from acres_sim.config.vehicles import load_vehicle
-from acres_sim.core.geo import SiteGeoreference
+from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.topics import (GNSS_TOPICS, IMU_TOPIC, INS_TOPICS, mount_transforms,
                                        utm_to_map)
 
@@ -59,7 +59,7 @@ def rig_frames():
         config = load_config(rig=rig)
         for parent, child, _t, _q in mount_transforms(config, load_vehicle(rig), rig):
             frames |= {parent, child}
-        parent, child, _t, _q = utm_to_map(config, SiteGeoreference.from_config(config))
+        parent, child, _t, _q = utm_to_map(config, site_georeference(config))
         frames |= {parent, child}
     return frames
 
@@ -281,7 +281,7 @@ def test_navsat_example_keeps_the_rigs_utm_and_sits_on_the_tile_origin():
               if is_navsat(params)]
     assert navsat
     config = load_config(rig='polaris')
-    site = SiteGeoreference.from_config(config)
+    site = site_georeference(config)
     lat, lon, _h = site.enu_to_geodetic(0.0, 0.0, 0.0, 0.0, config['gnss.datum.output_frame'])
     for params in navsat:
         assert params.get('broadcast_cartesian_transform', False) is False

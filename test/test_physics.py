@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from acres_sim.config import ConfigError
-from acres_sim.config.vehicles import VEHICLE_RANGES, load_vehicle, vehicles_dir
+from acres_sim.config.vehicles import VEHICLE_KEYS, load_vehicle, vehicles_dir
 from acres_sim.core import physics as ph
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.core.vehicles import VEHICLE_FIELDS, VehicleParams
@@ -481,5 +481,5 @@ def test_vehicle_defaults_fill_the_optional_keys(tmp_path):
 
 
 def test_the_ranges_cover_every_field():
-    assert tuple(VEHICLE_RANGES) == VEHICLE_FIELDS
+    assert tuple(VEHICLE_KEYS) == VEHICLE_FIELDS
     assert Path(vehicles_dir()).name == 'vehicles'

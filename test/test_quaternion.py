@@ -4,7 +4,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation  # scipy arrives with allantools (test deps)
 
 from acres_sim.core.quaternion import (matrix_from_quat, q_x, q_y, q_z, quat_from_matrix,
-                                       quat_multiply, quat_rotate)
+                                       quat_multiply, quat_multiply_rows, quat_rotate)
 
 
 def test_against_scipy():
@@ -25,3 +25,16 @@ def test_against_scipy():
 def test_single_axis_rotations():
     for fn, axis in ((q_x, 'x'), (q_y, 'y'), (q_z, 'z')):
         assert np.allclose(fn(0.3), Rotation.from_euler(axis, 0.3).as_quat())
+
+
+def test_the_rows_product_is_the_kernels_bit_for_bit():
+    """The numpy form (message batches) and the numba kernel (INS) are one product."""
+    rng = np.random.default_rng(3)
+    a, b = Rotation.random(100, random_state=rng).as_quat(), rng.normal(size=4)
+    rows = quat_multiply_rows(a, b)
+    assert rows.shape == (100, 4)
+    assert np.array_equal(rows, np.array([quat_multiply(q, b) for q in a]))
+    assert np.array_equal(quat_multiply_rows(a[7], b), quat_multiply(a[7], b))
+    expected = (Rotation.from_quat(a) * Rotation.from_quat(b / np.linalg.norm(b))).as_quat()
+    unit = rows / np.linalg.norm(b)
+    assert np.allclose(np.abs(np.sum(unit * expected, axis=1)), 1.0)

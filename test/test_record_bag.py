@@ -24,6 +24,7 @@ from mcap.reader import make_reader
 from rosbags.interfaces import QosDurability, QosReliability
 from rosbags.rosbag2 import Reader
 
+from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector
 from acres_sim.pipeline import messages as m
 from acres_sim.record.bag import (
     BAG_VERSION, BagWriter, BagWriterError, QOS_RELIABLE, QOS_STATIC)
@@ -45,8 +46,10 @@ T0_NS = 1_000_000_000
 def gnss_row():
     """A real row of the receiver model (ACRE scene, open sky: RTK fixed)."""
     from acres_sim.config import load_config
-    from acres_sim.core.gnss.receiver import GnssReceiver
-    rx = GnssReceiver.from_config(load_config(rig='polaris'))
+    from acres_sim.config.scene import default_scene
+    from acres_sim.pipeline.models import gnss_receiver, site_georeference
+    config = load_config(rig='polaris')
+    rx = gnss_receiver(config, default_scene(), site_georeference(config), None)
     row = None
     for k in range(3):
         row = rx.epoch(0.1 * k, (0.0, -300.0, 2.0))
@@ -483,15 +486,15 @@ def _rot(q):
 def test_oxts_axes_hand_example():
     # Vehicle facing east (q_ins = identity): the OxTS x axis (left) points
     # north, y (forward) east, z (down) down.
-    q = m.oxts_from_flu_quaternion([0, 0, 0, 1])
+    q = oxts_from_flu_quaternion([0, 0, 0, 1])
     np.testing.assert_allclose(q, [S2, S2, 0, 0])
     R = _rot(q)
     np.testing.assert_allclose(R @ [1, 0, 0], [0, 1, 0], atol=1e-15)
     np.testing.assert_allclose(R @ [0, 1, 0], [1, 0, 0], atol=1e-15)
     np.testing.assert_allclose(R @ [0, 0, 1], [0, 0, -1], atol=1e-15)
     # Components: (x, y, z)_imu = (y, x, -z)_FLU; at rest the down axis reads -g.
-    np.testing.assert_array_equal(m.oxts_from_flu_vector([0.1, 0.2, 0.3]), [0.2, 0.1, -0.3])
-    np.testing.assert_array_equal(m.oxts_from_flu_vector([0, 0, 9.80665]), [0, 0, -9.80665])
+    np.testing.assert_array_equal(oxts_from_flu_vector([0.1, 0.2, 0.3]), [0.2, 0.1, -0.3])
+    np.testing.assert_array_equal(oxts_from_flu_vector([0, 0, 9.80665]), [0, 0, -9.80665])
 
     # Facing north (yaw +90 deg): left is west.
     msg = m.ins_imu(_ins_row(), T0_NS, 'oxts_link', oxts_axes=True, **INS_VAR)

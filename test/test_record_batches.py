@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 from acres_sim.config import load_config
-from acres_sim.core.ins import RESULT_SIZE, InsModel
+from acres_sim.core.ins import RESULT_SIZE
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
+from acres_sim.pipeline.models import ins_model, site_georeference
 
 TS = msg.TYPESTORE
 
@@ -19,7 +20,7 @@ def _serialised(message, msgtype):
 @pytest.fixture(scope='module')
 def setting():
     config = load_config(rig='polaris')
-    ins = InsModel.from_config(config, np.array([0.1, -0.2, 0.9]))
+    ins = ins_model(config, np.array([0.1, -0.2, 0.9]), None, site_georeference(config))
     batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
                              ins.pose_variance, ins.position_variance)
     rng = np.random.default_rng(11)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from acres_sim.config import load_config
-from acres_sim.core.ins import RESULT_SIZE, InsModel
+from acres_sim.core.ins import RESULT_SIZE
+from acres_sim.pipeline.models import ins_model, site_georeference
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import TRUTH_SIZE
 from acres_sim.pipeline.rows import timed_row
@@ -28,7 +29,8 @@ def rows(path):
 
 @pytest.fixture(scope='module')
 def ins():
-    return InsModel.from_config(load_config(rig='polaris'), np.array([0.1, 0.0, 1.0]))
+    config = load_config(rig='polaris')
+    return ins_model(config, np.array([0.1, 0.0, 1.0]), None, site_georeference(config))
 
 
 def blocks(n_blocks, rng, hz_step=1):

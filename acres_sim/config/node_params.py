@@ -1,86 +1,30 @@
 """The live nodes' own parameters (not sensor keys): how the sim node runs and
 which vehicle a node belongs to.  Like the sensor keys of the schema, each is
-described once here (type, default, limits, description), and the nodes
-declare them from this table, so ``ros2 param describe`` shows the same words.
+described once here as a :class:`acres_sim.config.schema.Key` (type, default,
+limits, description) and checked by :func:`acres_sim.config.validate.check`;
+the nodes declare them from this table, so ``ros2 param describe`` shows the
+same words.
 
 The sensor keys of the schema are parameters of the nodes too: top-level in a
 GNSS or IMU node (its vehicle's configuration), and under
 ``agents.<name>.`` in the sim node, once per vehicle it simulates.
 """
 
-from dataclasses import dataclass
-import math
-from typing import Any, Optional
+from acres_sim.config.schema import Key
 
-from acres_sim.config.validate import ConfigError
-
-__all__ = ['AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'OUTPUT_DEPTH', 'NodeParam', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES',
-           'check_param']
+__all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'OUTPUT_DEPTH',
+           'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES', 'sim_param']
 
 VEHICLES = ('polaris', 'maxxum')
 
 
-@dataclass(frozen=True)
-class NodeParam:
-    """One node parameter; ``kind`` is 'bool', 'int', 'float' or 'str'
-    (``choices`` limit a str; ``low``/``high`` a number, ``low_open``: > low)."""
-
-    name: str
-    kind: str
-    default: Any
-    description: str
-    unit: str = ''
-    low: Optional[float] = None
-    high: Optional[float] = None
-    low_open: bool = False
-    choices: Optional[tuple] = None
-
-    def allowed(self) -> str:
-        if self.kind == 'bool':
-            return 'true or false'
-        if self.choices:
-            return ' or '.join(self.choices)
-        if self.kind == 'str':
-            return 'a string'
-        unit = f' {self.unit}' if self.unit else ''
-        if self.low is not None and self.high is not None:
-            return f'{self.low:g} to {self.high:g}{unit}'
-        if self.low is not None:
-            return f'{">" if self.low_open else ">="} {self.low:g}{unit}'
-        return f'any number{unit}'
-
-
-def check_param(p: NodeParam, value, source):
-    """``value`` checked against ``p`` (ConfigError naming the parameter, the
-    value, what is allowed and ``source``); ints are accepted for floats."""
-    def fail(problem):
-        return ConfigError(f'{p.name} = {value!r} (in {source}): {problem}; '
-                           f'allowed: {p.allowed()}')
-    if p.kind == 'bool':
-        if not isinstance(value, bool):
-            raise fail('expected true or false')
-        return value
-    if p.kind == 'str':
-        if not isinstance(value, str):
-            raise fail('expected a string')
-        if p.choices and value not in p.choices:
-            raise fail('not one of the choices')
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise fail('expected a number')
-    if p.kind == 'int' and not isinstance(value, int):
-        raise fail('expected an integer')
-    if not math.isfinite(value):
-        raise fail('not a finite number')
-    if p.low is not None and (value <= p.low if p.low_open else value < p.low):
-        raise fail('out of range')
-    if p.high is not None and value > p.high:
-        raise fail('out of range')
-    return float(value) if p.kind == 'float' else int(value)
+def _param(name, kind, default, description, unit='', **limits):
+    """A node parameter: a :class:`Key` of acres_sim's own (not a sensor key)."""
+    return Key(name, kind, default, description, unit, spec=False, **limits)
 
 
 # Every node of the rig.
-OUTPUT_DEPTH = NodeParam(
+OUTPUT_DEPTH = _param(
     'output_depth', 'int', 10, 'History depth of the node\'s publishers. 10 as usual; at rtf 0 '
     'the rigs set 1200, so that a message the transport drops while a reader is starved of '
     'CPU can still be sent again.', low=1, high=100000)
@@ -88,46 +32,56 @@ FAST_OUTPUT_DEPTH = 1200
 
 SIM_PARAMS = (
     OUTPUT_DEPTH,
-    NodeParam('rtf', 'float', 1.0, 'Real-time factor of the simulation: 1 is real time, '
-              '2 twice as fast; 0 runs as fast as the sensor nodes keep up.', low=0.0, high=1000.0),
-    NodeParam('lookahead_steps', 'int', 6, 'At rtf > 0: physics steps computed at a time, '
-              'ahead of their time, each published at its own time (a cmd_vel takes effect at '
-              'the next block; 1: every step computed at its time, costing more CPU).',
-              low=1, high=120),
-    NodeParam('duration_s', 'float', 0.0, 'Simulated time after which the sim node stops '
-              '(0: run until stopped).', 's', low=0.0),
-    NodeParam('start_timeout_s', 'float', 30.0, 'At the start, wait this long (wall time) at '
-              "most for every vehicle's GNSS and IMU nodes to subscribe to its truth, so that "
-              'they see the first step (0: do not wait).', 's', low=0.0, high=3600.0),
-    NodeParam('start_subscribers', 'int', 0, 'At the start, also wait (within start_timeout_s) '
-              'until every topic the sim node publishes has this many subscribers besides the '
-              'sensor nodes, e.g. 1 for a ros2 bag record started first.', low=0, high=100),
-    NodeParam('publish_tf', 'bool', True, 'Publish the TF utm -> base_footprint of each vehicle '
-              '(switch it off when an EKF owns the transform to base_footprint).'),
-    NodeParam('follow_route', 'bool', True, 'Without cmd_vel the route follower drives each '
-              'vehicle; false: they stay parked until their first cmd_vel (e.g. for nav2).'),
-    NodeParam('cmd_vel.type', 'str', 'twist', 'Message type of cmd_vel: geometry_msgs/Twist '
-              'or geometry_msgs/TwistStamped (nav2 on Kilted and later).',
-              choices=('twist', 'twist_stamped')),
-    NodeParam('cmd_vel.timeout_s', 'float', 0.5, 'A vehicle whose last cmd_vel is older than '
-              'this (sim time) brakes to a stop; without any cmd_vel its route follower drives.',
-              's', low=0.0, low_open=True, high=60.0),
+    _param('rtf', 'float', 1.0, 'Real-time factor of the simulation: 1 is real time, '
+           '2 twice as fast; 0 runs as fast as the sensor nodes keep up.', low=0.0, high=1000.0),
+    _param('lookahead_steps', 'int', 6, 'At rtf > 0: physics steps computed at a time, '
+           'ahead of their time, each published at its own time (a cmd_vel takes effect at '
+           'the next block; 1: every step computed at its time, costing more CPU).',
+           low=1, high=120),
+    _param('duration_s', 'float', 0.0, 'Simulated time after which the sim node stops '
+           '(0: run until stopped).', 's', low=0.0),
+    _param('start_timeout_s', 'float', 30.0, 'At the start, wait this long (wall time) at '
+           "most for every vehicle's GNSS and IMU nodes to subscribe to its truth, so that "
+           'they see the first step (0: do not wait).', 's', low=0.0, high=3600.0),
+    _param('start_subscribers', 'int', 0, 'At the start, also wait (within start_timeout_s) '
+           'until every topic the sim node publishes has this many subscribers besides the '
+           'sensor nodes, e.g. 1 for a ros2 bag record started first.', low=0, high=100),
+    _param('publish_tf', 'bool', True, 'Publish the TF utm -> base_footprint of each vehicle '
+           '(switch it off when an EKF owns the transform to base_footprint).'),
+    _param('follow_route', 'bool', True, 'Without cmd_vel the route follower drives each '
+           'vehicle; false: they stay parked until their first cmd_vel (e.g. for nav2).'),
+    _param('cmd_vel.type', 'str', 'twist', 'Message type of cmd_vel: geometry_msgs/Twist '
+           'or geometry_msgs/TwistStamped (nav2 on Kilted and later).',
+           choices=('twist', 'twist_stamped')),
+    _param('cmd_vel.timeout_s', 'float', 0.5, 'A vehicle whose last cmd_vel is older than '
+           'this (sim time) brakes to a stop; without any cmd_vel its route follower drives.',
+           's', low=0.0, low_open=True, high=60.0),
 )
+_SIM_BY_NAME = {p.name: p for p in SIM_PARAMS}
+
+# The sim node's list of its vehicles.
+AGENT_NAMES = _param('agents.names', 'names', ['agent0'], 'Names of the simulated vehicles; '
+                     'each has its parameters under agents.<name>.')
 
 # Per simulated vehicle, under agents.<name>. in the sim node.
 AGENT_PARAMS = (
-    NodeParam('vehicle', 'str', 'polaris', 'Vehicle model and topic set.', choices=VEHICLES),
-    NodeParam('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics (empty: none).'),
-    NodeParam('frame_prefix', 'str', '', 'Prefix of the vehicle\'s frame names, e.g. agent1/ '
-              '(utm and map are shared).'),
-    NodeParam('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '
-              "field, figure8, loop) or a file; empty: the vehicle's default."),
+    _param('vehicle', 'str', 'polaris', 'Vehicle model and topic set.', choices=VEHICLES),
+    _param('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics (empty: none).'),
+    _param('frame_prefix', 'str', '', 'Prefix of the vehicle\'s frame names, e.g. agent1/ '
+           '(utm and map are shared).'),
+    _param('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '
+           "field, figure8, loop) or a file; empty: the vehicle's default."),
 )
 
 # The GNSS and IMU nodes: which vehicle they sit on, their publishers' depth.
 SENSOR_NODE_PARAMS = (
-    NodeParam('vehicle', 'str', 'polaris', 'Vehicle the sensor is mounted on (its geometry '
-              'turns the mounts into lever arms).', choices=VEHICLES),
-    NodeParam('frame_prefix', 'str', '', "Prefix of the sensor's frame name, e.g. agent1/."),
+    _param('vehicle', 'str', 'polaris', 'Vehicle the sensor is mounted on (its geometry '
+           'turns the mounts into lever arms).', choices=VEHICLES),
+    _param('frame_prefix', 'str', '', "Prefix of the sensor's frame name, e.g. agent1/."),
     OUTPUT_DEPTH,
 )
+
+
+def sim_param(name) -> Key:
+    """The sim node parameter ``name`` (KeyError if there is none)."""
+    return _SIM_BY_NAME[name]

@@ -1,11 +1,14 @@
-"""The one schema of every configuration key.
+"""The one schema of every configuration key, and the one descriptor type.
 
 Each key of the spec's "Parameters" section (common keys, ``gnss``, ``imu``,
 ``ins``) is described once here: its type, unit, default, allowed range or
 choices and a one-line description.  The ROS parameter declarations, the
 YAML/JSON validation, the CLI options and the parameter table in the docs are
 all derived from this list, so nothing else in the package spells out a key's
-limits.
+limits.  :class:`Key` also describes the live nodes' own parameters
+(:mod:`acres_sim.config.node_params`) and the fields of a vehicle file
+(:mod:`acres_sim.config.vehicles`); :func:`acres_sim.config.validate.check`
+checks a value against any of them.
 
 Defaults are those of the original ``sensors.json`` and, for the ``ins`` block,
 the "Code" column of the spec (the value without the block).  ``polaris`` holds
@@ -24,7 +27,9 @@ __all__ = ['Key', 'KEYS', 'KEY_NAMES', 'OUTAGES', 'STATES', 'SEED_MAX', 'key']
 # ROS 2 integer parameters are int64.
 SEED_MAX = 2**63 - 1
 
-KINDS = ('bool', 'int', 'float', 'str', 'utc', 'vec2', 'vec3', 'outages')
+# 'str' is a choice (``choices``) or, without choices, any string; 'names' is a
+# non-empty list of distinct strings.
+KINDS = ('bool', 'int', 'float', 'str', 'utc', 'vec2', 'vec3', 'outages', 'names')
 
 # The one list-of-pairs key: correction outages [start, end) in seconds.
 OUTAGES = 'gnss.corrections.outages_s'
@@ -32,11 +37,12 @@ OUTAGES = 'gnss.corrections.outages_s'
 
 @dataclass(frozen=True)
 class Key:
-    """One configuration key.
+    """One parameter: a configuration key, a node parameter or a file's field.
 
     ``low``/``high`` bound a number (or each component of a vector); with
     ``low_open`` the lower bound is exclusive (a value must be > low).
-    ``choices`` lists the allowed strings.
+    ``choices`` lists the allowed strings.  ``polaris`` and ``spec`` concern
+    the sensor keys only (the Polaris overlay's value; from the spec or ours).
     """
 
     name: str
@@ -53,7 +59,7 @@ class Key:
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
-        assert (self.kind == 'str') == bool(self.choices), f'{self.name}: str keys need choices'
+        assert self.choices is None or self.kind == 'str', f'{self.name}: choices of a non-str'
 
     def allowed(self) -> str:
         """The allowed values in words, e.g. '1 to 120 Hz' or 'converged or cold'."""
@@ -61,12 +67,18 @@ class Key:
             return 'true or false'
         if self.choices:
             return ' or '.join(self.choices)
+        if self.kind == 'str':
+            return 'a string'
+        if self.kind == 'names':
+            return 'a list of distinct names'
         if self.kind == 'outages':
             return 'pairs [start, end) with 0 <= start < end <= 1e9 s, or "START:END" strings'
         if self.kind == 'utc':
             return 'an ISO 8601 time with a zone, e.g. 2026-09-23T15:00:00Z'
         unit = f' {self.unit}' if self.unit else ''
         each = 'each ' if self.kind in ('vec2', 'vec3') else ''
+        if self.low is not None and self.high is not None and self.low_open:
+            return f'{each}> {_num(self.low)} and <= {_num(self.high)}{unit}'
         if self.low is not None and self.high is not None:
             return f'{each}{_num(self.low)} to {_num(self.high)}{unit}'
         if self.low is not None:
@@ -247,6 +259,8 @@ KEYS = (
     Key('ins.frame', 'str', 'nad83', 'Frame of the fix.', choices=('nad83', 'wgs84_g2139')),
     Key('ins.utm_zone', 'int', 16, 'UTM zone of the odometry.', low=1, high=60),
 )
+
+assert all(k.choices for k in KEYS if k.kind == 'str'), 'a str sensor key needs choices'
 
 _BY_NAME = {k.name: k for k in KEYS}
 KEY_NAMES = tuple(_BY_NAME)

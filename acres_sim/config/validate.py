@@ -1,7 +1,10 @@
-"""Checking values against the schema.
+"""Checking values against their descriptors: the one range checker.
 
-Every user mistake ends in one :class:`ConfigError` whose message names the key,
-the value, what is allowed and where the value came from.  Nothing here raises
+:func:`check` takes any :class:`acres_sim.config.schema.Key` (a sensor key, a
+node parameter, a vehicle file's field); :func:`check_value` looks a sensor key
+up by name first.  Every user mistake ends in one :class:`ConfigError` whose
+message names the key, the value, what is allowed and where the value came
+from (:func:`value_error` is that message's one form).  Nothing here raises
 anything else for bad input.  A message is a few hundred characters at most:
 :func:`shorten` cuts the middle of a longer one (a 10 MB string value, a
 4300-digit number), so its start (the key) and its end (what is allowed) stay.
@@ -13,8 +16,8 @@ import math
 
 from acres_sim.config.schema import KEY_NAMES, OUTAGES, Key, key
 
-__all__ = ['ConfigError', 'MESSAGE_MAX', 'check_value', 'check_config', 'parse_outage',
-           'parse_utc', 'shorten', 'unknown_key']
+__all__ = ['ConfigError', 'MESSAGE_MAX', 'check', 'check_value', 'check_config', 'parse_outage',
+           'parse_utc', 'shorten', 'unknown_key', 'value_error']
 
 
 # Outage bounds stay far inside the message-index arithmetic of the receiver
@@ -58,9 +61,14 @@ def unknown_key(name, source=None) -> ConfigError:
     return ConfigError(f"unknown key '{name}'{_where(source)}{hint}")
 
 
+def value_error(name, value, problem, allowed, source=None) -> ConfigError:
+    """The error for a bad ``value`` of ``name``: what is wrong (``problem``),
+    what is ``allowed`` and where it came from (``source``)."""
+    return ConfigError(f"{name} = {value!r}{_where(source)}: {problem}; allowed: {allowed}")
+
+
 def _fail(k: Key, value, problem, source) -> ConfigError:
-    return ConfigError(f"{k.name} = {value!r}{_where(source)}: {problem}; "
-                       f"allowed: {k.allowed()}")
+    return value_error(k.name, value, problem, k.allowed(), source)
 
 
 def _number(k, value, source, what='a number'):
@@ -138,12 +146,26 @@ def _utc(k, value, source):
     return value
 
 
+def _names(k, value, source):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise _fail(k, value, 'expected a list of names', source)
+    if not value or len(set(value)) != len(value):
+        raise _fail(k, value, 'expected distinct names, at least one', source)
+    return list(value)
+
+
 def check_value(name, value, source=None):
-    """The value of key ``name`` in its normal form, or ConfigError."""
+    """The value of sensor key ``name`` in its normal form, or ConfigError."""
     try:
         k = key(name)
     except KeyError:
         raise unknown_key(name, source) from None
+    return check(k, value, source)
+
+
+def check(k: Key, value, source=None):
+    """``value`` of the parameter ``k`` in its normal form (ints accepted for
+    floats), or ConfigError."""
     if k.kind == 'bool':
         if not isinstance(value, bool):
             raise _fail(k, value, 'expected true or false', source)
@@ -163,9 +185,11 @@ def check_value(name, value, source=None):
         return _outages(k, value, source)
     if k.kind == 'utc':
         return _utc(k, value, source)
+    if k.kind == 'names':
+        return _names(k, value, source)
     if not isinstance(value, str):
         raise _fail(k, value, 'expected a string', source)
-    if value not in k.choices:
+    if k.choices and value not in k.choices:
         raise _fail(k, value, 'not one of the choices', source)
     return value
 

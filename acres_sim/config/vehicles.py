@@ -15,19 +15,19 @@ names the key, the value, what is allowed and the file.
 """
 
 import difflib
-import math
 from pathlib import Path
 
 
 from acres_sim.config.loader import config_dir, read_document
-from acres_sim.config.validate import ConfigError
+from acres_sim.config.schema import Key
+from acres_sim.config.validate import ConfigError, check, value_error
 from acres_sim.core.vehicles import VEHICLE_FIELDS, VehicleParams
 
-__all__ = ['VEHICLE_RANGES', 'load_vehicle', 'vehicle_from_tree', 'vehicle_names',
+__all__ = ['VEHICLE_KEYS', 'load_vehicle', 'vehicle_from_tree', 'vehicle_names',
            'vehicles_dir']
 
-# key -> (low, high, low_open, unit): the allowed range of each field.
-VEHICLE_RANGES = {
+# field -> (low, high, low_open, unit): the allowed range of each field.
+_RANGES = {
     'mass_kg': (10.0, 1e5, False, 'kg'),
     'ixx_kgm2': (0.0, 1e7, True, 'kg m^2'),
     'iyy_kgm2': (0.0, 1e7, True, 'kg m^2'),
@@ -56,9 +56,14 @@ VEHICLE_RANGES = {
     'kinematic_below_mps': (0.2, 10.0, False, 'm/s'),
     'dynamic_above_mps': (0.4, 20.0, False, 'm/s'),
 }
-assert tuple(VEHICLE_RANGES) == VEHICLE_FIELDS
 _OPTIONAL = {name: VehicleParams._field_defaults[name] for name in VehicleParams._field_defaults}
 _TOP = 'vehicle'
+# field -> its Key (named vehicle.<field>; the default of an optional field)
+VEHICLE_KEYS = {name: Key(f'{_TOP}.{name}', 'float', _OPTIONAL.get(name),
+                          'A field of a vehicle file.', unit, low=low, high=high,
+                          low_open=low_open)
+                for name, (low, high, low_open, unit) in _RANGES.items()}
+assert tuple(VEHICLE_KEYS) == VEHICLE_FIELDS
 
 
 def vehicles_dir() -> Path:
@@ -71,27 +76,8 @@ def vehicle_names():
     return sorted(p.stem for p in vehicles_dir().glob('*.yaml'))
 
 
-def _allowed(name) -> str:
-    low, high, low_open, unit = VEHICLE_RANGES[name]
-    unit = f' {unit}' if unit else ''
-    return f'{">" if low_open else ">="} {low:g} and <= {high:g}{unit}'
-
-
 def _fail(name, value, problem, allowed, source) -> ConfigError:
-    text = repr(value)
-    text = text if len(text) <= 60 else text[:57] + '...'
-    return ConfigError(f'{_TOP}.{name} = {text} (in {source}): {problem}; allowed: {allowed}')
-
-
-def _number(name, value, source) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(name, value, 'expected a number', _allowed(name), source)
-    if not (abs(value) <= 1e300 and math.isfinite(value)):
-        raise _fail(name, value, 'not a finite number', _allowed(name), source)
-    low, high, low_open, _unit = VEHICLE_RANGES[name]
-    if (value <= low if low_open else value < low) or value > high:
-        raise _fail(name, value, 'out of range', _allowed(name), source)
-    return float(value)
+    return value_error(f'{_TOP}.{name}', value, problem, allowed, source)
 
 
 def vehicle_from_tree(tree, source='<vehicle>') -> VehicleParams:
@@ -110,16 +96,16 @@ def vehicle_from_tree(tree, source='<vehicle>') -> VehicleParams:
             if not isinstance(value, str) or not value.strip():
                 raise _fail('name', value, 'expected a name', 'a non-empty string', source)
             continue
-        if name not in VEHICLE_RANGES:
+        if name not in VEHICLE_KEYS:
             close = difflib.get_close_matches(str(name), VEHICLE_FIELDS, n=1, cutoff=0.6)
             hint = f"; did you mean '{_TOP}.{close[0]}'?" if close else ''
             raise ConfigError(f"unknown key '{_TOP}.{name}' (in {source}){hint}")
-        values[name] = _number(name, value, source)
+        values[name] = check(VEHICLE_KEYS[name], value, source)
     for name in VEHICLE_FIELDS:
         if name not in values:
             if name not in _OPTIONAL:
                 raise ConfigError(f'{_TOP}.{name} is missing (in {source}); '
-                                  f'allowed: {_allowed(name)}')
+                                  f'allowed: {VEHICLE_KEYS[name].allowed()}')
             values[name] = float(_OPTIONAL[name])
     # relations between fields
     L = values['wheelbase_m']

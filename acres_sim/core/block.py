@@ -26,9 +26,15 @@ The kernels are the models' own (:func:`imu_difference_step`,
 :func:`step_one`), so a rig run here gives the numbers the per-sample model
 classes give.  The delay line is left to the caller (it only shifts times).
 
-:class:`RigSimulation` owns the arrays and hands out one :class:`Block` of
-results per call; ``models only`` in ``bench/bench_record.py`` is this class
-alone.  Vehicle resets are not part of a block run.
+The kernel takes its inputs as named records, one per concern: the vehicle
+(:class:`VehicleState`), the route follower (:class:`RouteFollowState`), each
+sensor (:class:`ImuState`, :class:`InsState`, :class:`GnssState`), the Due
+schedule (:class:`Schedule`) and the room for the results
+(:class:`BlockOutputs`).  :class:`RigSimulation` builds them from the model
+objects before each block, owns the other arrays and hands out one
+:class:`Block` of results per call; ``models only`` in
+``bench/bench_record.py`` is this class alone.  Vehicle resets are not part
+of a block run.
 """
 
 import math
@@ -38,8 +44,8 @@ from numba import njit
 import numpy as np
 
 from acres_sim.core.frames import point_at_lever_arm
-from acres_sim.core.geo.epoch import decimal_year_kernel, year_table
-from acres_sim.core.geo.site import FRAMES
+from acres_sim.core.geo.epoch import YearTable, decimal_year_kernel, year_table
+from acres_sim.core.geo.site import FRAMES, SiteParams
 from acres_sim.core.geo.utm import central_meridian_rad
 from acres_sim.core.imu import MEMORY_SIZE as IMU_MEMORY_SIZE
 from acres_sim.core.imu import N_DIFF, PHYSICS_DT_S, imu_difference_step, imu_sample_values
@@ -53,10 +59,91 @@ from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.core.schedule import DUE_TOLERANCE_S
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W, TRUTH_SIZE
 
-__all__ = ['Block', 'RigSimulation', 'TRUTH_SIZE', 'run_vehicle_block']
+__all__ = ['Block', 'BlockOutputs', 'GnssState', 'ImuState', 'InsState', 'RigSimulation',
+           'RouteFollowState', 'Schedule', 'TRUTH_SIZE', 'VehicleState', 'run_vehicle_block']
 
 # Due schedules, one row per vehicle: next due time of each sensor.
 DUE_IMU, DUE_INS, DUE_GNSS, DUE_TRUTH = range(4)
+
+
+# The kernel's inputs, one record per concern; arrays are advanced in place.
+
+class VehicleState(NamedTuple):
+    """A vehicle's physics and how it is driven."""
+
+    state: np.ndarray      # the physics state row (physics.S_*), advanced in place
+    params: np.ndarray     # its parameter row (physics.params_row)
+    com: np.ndarray        # the CoM offset from the chassis origin (body FLU)
+    command: np.ndarray    # [1.0 to use it, speed, yaw rate]; else the route follower drives
+
+
+class RouteFollowState(NamedTuple):
+    """The route follower: the arguments of :func:`acres_sim.core.pursuit.pursuit_command`
+    after the truth (``RouteFollower.arrays``, then its state, updated in place)."""
+
+    route_x: np.ndarray
+    route_y: np.ndarray
+    route_s: np.ndarray
+    profile: np.ndarray
+    params: np.ndarray
+    state: np.ndarray
+
+
+class ImuState(NamedTuple):
+    """The IMU model's own arrays (``ImuModel.kernel_arrays``); ``on`` False: no IMU."""
+
+    on: bool
+    lever: np.ndarray      # lever arm from the chassis origin
+    memory: np.ndarray     # the differences (imu.MEMORY_SIZE)
+    bias: np.ndarray       # the episode's 6 biases
+    sigma: np.ndarray      # (sigma_a, sigma_g) of the white noise
+    rng: np.ndarray        # the stream's state
+    last_step: np.ndarray  # [step of the previous difference step, or -1]
+
+
+class InsState(NamedTuple):
+    """The INS model's own arrays and constants (``InsModel.kernel_arrays``) and
+    the run's decimal-year table; ``on`` False: no INS."""
+
+    on: bool
+    lever: np.ndarray      # lever arm of the INS point
+    memory: np.ndarray     # the Gauss-Markov states and the previous velocity
+    sigma: np.ndarray      # the sigmas and tau (ins.N_SIGMAS)
+    rng: np.ndarray        # the stream's state
+    clock: np.ndarray      # [time of the previous epoch or -1, 1.0 if the next is gravity only]
+    values: np.ndarray     # room for an epoch's Gaussians (ins.VALUES_PER_EPOCH)
+    years: YearTable       # the decimal-year table of the epochs
+    site: SiteParams       # the georeference of the fix and the UTM odometry
+    frame: int             # the fix's frame code (geo.site.FRAMES)
+    lam_c: float           # the UTM zone's central meridian [rad]
+
+
+class GnssState(NamedTuple):
+    """Where the GNSS antenna sits; ``on`` False: no receiver."""
+
+    on: bool
+    antenna_arm: np.ndarray  # lever arm of the antenna from the chassis origin
+
+
+class Schedule(NamedTuple):
+    """The spec's Due of each sensor (rows DUE_IMU, DUE_INS, DUE_GNSS, DUE_TRUTH)."""
+
+    due: np.ndarray        # the next due time of each, advanced in place
+    period: np.ndarray     # 1 / rate of each
+
+
+class BlockOutputs(NamedTuple):
+    """Room for a block's results: ``*_k`` the step of each sample, and the values."""
+
+    imu_k: np.ndarray      # (n,) int64
+    imu: np.ndarray        # (n, 6): specific force, angular rate, body FLU, unrounded
+    ins_k: np.ndarray
+    ins: np.ndarray        # (n, ins.RESULT_SIZE): the INS epoch results
+    truth_k: np.ndarray
+    truth: np.ndarray      # (n, TRUTH_SIZE): chassis p, q, v, w
+    gnss_k: np.ndarray
+    gnss_antenna: np.ndarray  # (n, 3): true antenna position, grid ENU
+    states: np.ndarray     # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
 
 
 @njit(cache=True)
@@ -69,24 +156,23 @@ def _due(due, i, period, t):
 
 
 @njit(cache=True)
-def run_vehicle_block(k0, k1, k_last, x, vp, com, route_x, route_y, route_s, profile,
-                      follow_params, follow_state,
-                      imu_on, imu_lever, imu_memory, imu_bias, imu_sigma, imu_rng, imu_last,
-                      ins_on, ins_lever, ins_memory, ins_sigma, ins_rng, ins_clock, ins_g,
-                      years, site, frame, lam_c,
-                      gnss_on, antenna_arm, due, period, command,
-                      imu_k, imu_out, ins_k, ins_out, truth_k, truth_out, gnss_k, gnss_out,
-                      state_out):
-    """Steps k0 .. k1-1 of one vehicle (see the module docstring); k_last is the
-    run's last step (no physics step after it).  Returns the number of IMU
-    samples, INS epochs, truth records and GNSS antenna positions written into
-    the ``*_k`` (step index) and ``*_out`` arrays.
+def _follow(p, R, v, k, route):
+    """The route follower's (speed, yaw rate) at step ``k``."""
+    return pursuit_command(p, R, v, k, route.route_x, route.route_y, route.route_s,
+                           route.profile, route.params, route.state)
 
-    ``imu_last[0]``: the step of the previous IMU difference step (-1 none);
-    ``ins_clock``: [time of the previous epoch (-1 none), 1.0 if the next
-    epoch reports gravity only]; ``command``: [1.0 to use it, speed, yaw
-    rate], else the route follower drives; ``state_out[k - k0]``: the state of
-    every step (:data:`TRUTH_SIZE` values, the quaternion the state's own)."""
+
+@njit(cache=True)
+def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, out):
+    """Steps k0 .. k1-1 of one vehicle (see the module docstring); k_last is the
+    run's last step (no physics step after it).  ``vehicle`` (a
+    :class:`VehicleState`), ``route`` (:class:`RouteFollowState`), ``imu``,
+    ``ins``, ``gnss`` (their ``*State``) and ``schedule`` are advanced in
+    place; ``out`` (:class:`BlockOutputs`) gets the samples, ``out.states[k - k0]``
+    the state of every step (the quaternion the state's own).  Returns the
+    number of IMU samples, INS epochs, truth records and GNSS antenna positions."""
+    x, com = vehicle.state, vehicle.com
+    due, period = schedule.due, schedule.period
     n_imu = n_ins = n_truth = n_gnss = 0
     for k in range(k0, k1):
         t = k / PHYSICS_HZ
@@ -94,51 +180,52 @@ def run_vehicle_block(k0, k1, k_last, x, vp, com, route_x, route_y, route_s, pro
         p = x[S_PX:S_PZ + 1]
         v = x[S_VX:S_VZ + 1]
         w = x[S_WX:S_WZ + 1]
-        if imu_on:
-            restart = imu_last[0] < 0 or k != imu_last[0] + 1
-            imu_last[0] = k
-            imu_difference_step(p, R, v, w, p_c, imu_lever, restart, PHYSICS_DT_S, imu_memory)
-            if _due(due, DUE_IMU, period, t) and imu_memory[N_DIFF] >= 2.0:
-                imu_sample_values(imu_memory, imu_bias, imu_sigma[0], imu_sigma[1], imu_rng,
-                                  imu_out[n_imu])
-                imu_k[n_imu] = k
+        if imu.on:
+            restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1
+            imu.last_step[0] = k
+            imu_difference_step(p, R, v, w, p_c, imu.lever, restart, PHYSICS_DT_S, imu.memory)
+            if _due(due, DUE_IMU, period, t) and imu.memory[N_DIFF] >= 2.0:
+                imu_sample_values(imu.memory, imu.bias, imu.sigma[0], imu.sigma[1], imu.rng,
+                                  out.imu[n_imu])
+                out.imu_k[n_imu] = k
                 n_imu += 1
-        if ins_on and _due(due, DUE_INS, period, t):
-            first = ins_clock[0] < 0.0
-            dt = period[DUE_INS] if first else t - ins_clock[0]
-            gravity_only = first or ins_clock[1] > 0.5
-            ins_clock[0], ins_clock[1] = t, 0.0
-            ins_epoch_values(ins_rng, ins_g)
-            ins_epoch_kernel(p, R, v, w, p_c, ins_lever, first, gravity_only, dt, ins_sigma,
-                             ins_g, ins_memory, decimal_year_kernel(t, years), site, frame,
-                             lam_c, ins_out[n_ins])
-            ins_k[n_ins] = k
+        if ins.on and _due(due, DUE_INS, period, t):
+            clock = ins.clock
+            first = clock[0] < 0.0
+            dt = period[DUE_INS] if first else t - clock[0]
+            gravity_only = first or clock[1] > 0.5
+            clock[0], clock[1] = t, 0.0
+            ins_epoch_values(ins.rng, ins.values)
+            ins_epoch_kernel(p, R, v, w, p_c, ins.lever, first, gravity_only, dt, ins.sigma,
+                             ins.values, ins.memory, decimal_year_kernel(t, ins.years), ins.site,
+                             ins.frame, ins.lam_c, out.ins[n_ins])
+            out.ins_k[n_ins] = k
             n_ins += 1
         if _due(due, DUE_TRUTH, period, t):
-            out = truth_out[n_truth]
+            row = out.truth[n_truth]
             q = quat_from_matrix(R)
             for j in range(3):
-                out[T_P + j], out[T_V + j], out[T_W + j] = p[j], v[j], w[j]
+                row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
             for j in range(4):
-                out[T_Q + j] = q[j]
-            truth_k[n_truth] = k
+                row[T_Q + j] = q[j]
+            out.truth_k[n_truth] = k
             n_truth += 1
-        if gnss_on and _due(due, DUE_GNSS, period, t):
-            gnss_out[n_gnss] = point_at_lever_arm(p, R, antenna_arm)
-            gnss_k[n_gnss] = k
+        if gnss.on and _due(due, DUE_GNSS, period, t):
+            out.gnss_antenna[n_gnss] = point_at_lever_arm(p, R, gnss.antenna_arm)
+            out.gnss_k[n_gnss] = k
             n_gnss += 1
-        row = state_out[k - k0]
+        row = out.states[k - k0]
         for j in range(3):
             row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
         for j in range(4):
             row[T_Q + j] = x[S_QX + j]
+        command = vehicle.command
         if command[0] > 0.5:
             speed, yaw_rate = command[1], command[2]
         else:
-            speed, yaw_rate = pursuit_command(p, R, v, k, route_x, route_y, route_s, profile,
-                                              follow_params, follow_state)
+            speed, yaw_rate = _follow(p, R, v, k, route)
         if k < k_last:
-            step_one(x, speed, yaw_rate, vp, DT)
+            step_one(x, speed, yaw_rate, vehicle.params, DT)
     return n_imu, n_ins, n_truth, n_gnss
 
 
@@ -155,6 +242,14 @@ class Block(NamedTuple):
     gnss_antenna: np.ndarray   # (n, 3): true antenna position, grid ENU
     gnss: np.ndarray           # (n, receiver.RECORD_SIZE): the receiver's epoch records
     states: np.ndarray         # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
+
+
+def _outputs(size) -> BlockOutputs:
+    """Room for the results of a block of ``size`` steps."""
+    def room(width):
+        return np.zeros(size, dtype=np.int64), np.zeros((size, width))
+    return BlockOutputs(*room(6), *room(RESULT_SIZE), *room(TRUTH_SIZE), *room(3),
+                        np.empty((size, TRUTH_SIZE)))
 
 
 class RigSimulation:
@@ -198,13 +293,15 @@ class RigSimulation:
         self.commands = np.zeros((n, 3))
         self._imu_last = np.zeros((n, 1), dtype=np.int64)   # filled from the models per block
         self._ins_clock = np.zeros((n, 2))
-        self._ins_g = np.zeros(VALUES_PER_EPOCH)
-        # the kernel's arguments of a sensor that is off (never read then)
-        self._no_imu = (False, np.zeros(3), np.zeros(IMU_MEMORY_SIZE), np.zeros(6), np.zeros(2),
+        self._ins_values = np.zeros(VALUES_PER_EPOCH)
+        self._antenna = GnssState(True, self.antenna_arm)
+        # the records of a sensor that is off (their arrays are never read then)
+        self._no_imu = (np.zeros(3), np.zeros(IMU_MEMORY_SIZE), np.zeros(6), np.zeros(2),
                         np.zeros(2, dtype=np.uint64))
-        self._no_ins = (False, np.zeros(3), np.zeros(INS_MEMORY_SIZE), np.zeros(N_SIGMAS),
-                        np.zeros(2, dtype=np.uint64))
-        self._no_site = (site.params, FRAMES['nad83_2011'], central_meridian_rad(16))
+        self._no_ins = (np.zeros(3), np.zeros(INS_MEMORY_SIZE), np.zeros(N_SIGMAS),
+                        np.zeros(2, dtype=np.uint64), site.params, FRAMES['nad83_2011'],
+                        central_meridian_rad(16))
+        self._no_gnss = GnssState(False, self.antenna_arm)
 
     def advance(self, n):
         """Run the next ``n`` steps (fewer at the end); one :class:`Block` per vehicle."""
@@ -216,34 +313,40 @@ class RigSimulation:
         self._load_models(k0, k1)
         blocks = []
         for i, follower in enumerate(self.followers):
-            imu, ins, gnss = self.imus[i], self.inses[i], self.gnsses[i]
-            out = {name: (np.zeros(size, dtype=np.int64), np.zeros((size, width)))
-                   for name, width in (('imu', 6), ('ins', RESULT_SIZE),
-                                       ('truth', TRUTH_SIZE), ('gnss', 3))}
-            states = np.empty((size, TRUTH_SIZE))
-            imu_args = (True, *imu.kernel_arrays()) if imu is not None else self._no_imu
-            if ins is not None:
-                *ins_arrays, site_params, frame, lam_c = ins.kernel_arrays()
-                ins_args, site_args = (True, *ins_arrays), (site_params, frame, lam_c)
-            else:
-                ins_args, site_args = self._no_ins, self._no_site
+            gnss = self.gnsses[i]
+            out = _outputs(size)
             counts = run_vehicle_block(
-                k0, k1, self.steps, self.fleet.states[i], self.fleet.params[i], self.fleet.com[i],
-                *follower.arrays, follower.state,
-                *imu_args, self._imu_last[i], *ins_args, self._ins_clock[i], self._ins_g,
-                self._years, *site_args, gnss is not None, self.antenna_arm,
-                self._due[i], self._period, self.commands[i],
-                *out['imu'], *out['ins'], *out['truth'], *out['gnss'], states)
-            (imu_k, imu_v), (ins_k, ins_v), (truth_k, truth_v), (gnss_k, gnss_v) = (
-                (out[name][0][:c], out[name][1][:c])
-                for name, c in zip(('imu', 'ins', 'truth', 'gnss'), counts))
+                k0, k1, self.steps,
+                VehicleState(self.fleet.states[i], self.fleet.params[i], self.fleet.com[i],
+                             self.commands[i]),
+                RouteFollowState(*follower.arrays, follower.state),
+                self._imu_state(i), self._ins_state(i),
+                self._no_gnss if gnss is None else self._antenna,
+                Schedule(self._due[i], self._period), out)
+            n_imu, n_ins, n_truth, n_gnss = counts
+            gnss_k, gnss_v = out.gnss_k[:n_gnss], out.gnss_antenna[:n_gnss]
             records = (gnss.epoch_records(gnss_k / PHYSICS_HZ, gnss_v) if gnss is not None
                        else np.zeros((0, 0)))
-            blocks.append(Block(imu_k, imu_v, ins_k, ins_v, truth_k, truth_v, gnss_k, gnss_v,
-                                records, states))
+            blocks.append(Block(out.imu_k[:n_imu], out.imu[:n_imu], out.ins_k[:n_ins],
+                                out.ins[:n_ins], out.truth_k[:n_truth], out.truth[:n_truth],
+                                gnss_k, gnss_v, records, out.states))
         self._sync_models(k1)
         self.step = k1
         return blocks
+
+    def _imu_state(self, i):
+        """The IMU record of vehicle ``i`` (the model's own arrays)."""
+        imu = self.imus[i]
+        arrays = self._no_imu if imu is None else imu.kernel_arrays()
+        return ImuState(imu is not None, *arrays, self._imu_last[i])
+
+    def _ins_state(self, i):
+        """The INS record of vehicle ``i`` (the model's own arrays and constants)."""
+        ins = self.inses[i]
+        lever, memory, sigma, rng, site, frame, lam_c = (
+            self._no_ins if ins is None else ins.kernel_arrays())
+        return InsState(ins is not None, lever, memory, sigma, rng, self._ins_clock[i],
+                        self._ins_values, self._years, site, frame, lam_c)
 
     def _load_models(self, k0, k1):
         """The models' bookkeeping into the kernel's arrays (a restart of the IMU

@@ -5,15 +5,50 @@ sensor's lever arm is given from the chassis origin or from base_footprint
 (``mount_frame``): base_footprint is the middle of the rear axle on the ground,
 and the chassis origin sits 0.4 wheelbase ahead of it at the height of the
 centre of gravity.
+
+The OxTS unit's own axes (x left, y forward, z down; the Polaris INS reports
+its IMU message in them) are defined here once: :data:`OXTS_MOUNT_XYZW` and
+the ``oxts_from_flu_*`` conversions.
 """
+
+import math
 
 from numba import njit
 import numpy as np
 
-__all__ = ['CHASSIS_AHEAD_OF_REAR_AXLE', 'chassis_in_base_footprint', 'lever_arm_from_chassis',
-           'point_at_lever_arm']
+from acres_sim.core.quaternion import quat_multiply_rows
+
+__all__ = ['CHASSIS_AHEAD_OF_REAR_AXLE', 'OXTS_MOUNT_XYZW', 'chassis_in_base_footprint',
+           'lever_arm_from_chassis', 'oxts_from_flu_quaternion', 'oxts_from_flu_vector',
+           'oxts_variances', 'point_at_lever_arm']
 
 CHASSIS_AHEAD_OF_REAR_AXLE = 0.4   # share of the wheelbase
+
+# The rotation from the OxTS axes to body FLU (xyzw): a half turn about
+# (1, 1, 0)/sqrt 2, which swaps x and y and turns z over (spec: INS, Outputs).
+OXTS_MOUNT_XYZW = (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
+
+
+def oxts_from_flu_quaternion(q_flu_to_enu) -> np.ndarray:
+    """The attitude of the OxTS axes, q_ins ⊗ OXTS_MOUNT_XYZW, of one xyzw
+    quaternion (4,) or of each row of (n, 4)."""
+    return quat_multiply_rows(q_flu_to_enu, OXTS_MOUNT_XYZW)
+
+
+def oxts_from_flu_vector(v) -> np.ndarray:
+    """A body vector's components in the OxTS axes, (y, x, -z) of its FLU ones;
+    one vector (3,) or each row of (n, 3)."""
+    v = np.asarray(v, dtype=np.float64)
+    return np.stack([v[..., 1], v[..., 0], -v[..., 2]], axis=-1)
+
+
+def oxts_variances(variances) -> tuple:
+    """Per-axis variances (a scalar: the same on every axis) in the order of
+    the OxTS axes: (var_y, var_x, var_z) of the FLU ones."""
+    if isinstance(variances, (int, float)):
+        variances = (variances,) * 3
+    a, b, c = (float(v) for v in variances)
+    return b, a, c
 
 
 def chassis_in_base_footprint(wheelbase_m, cog_height_m) -> np.ndarray:

@@ -31,12 +31,11 @@ from typing import NamedTuple, Optional
 from numba import njit
 import numpy as np
 
+from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
-__all__ = ['GRAVITY_MPS2', 'ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step',
-           'imu_sample_values']
+__all__ = ['ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step', 'imu_sample_values']
 
-GRAVITY_MPS2 = 9.80665          # standard gravity; the world gravity vector is (0, 0, -g)
 PHYSICS_DT_S = 1.0 / 120.0      # one physics step (spec: Symbols; core.truth.PHYSICS_HZ)
 
 # Layout of the model's memory (one float64 array, index by index):
@@ -92,7 +91,7 @@ def imu_difference_step(p, R, v, w, p_c, r_i, restart, dt, memory):
         # a - g with g = (0, 0, -G): the up component gains +G
         a0 = (vi0 - memory[V_PREV]) / dt
         a1 = (vi1 - memory[V_PREV + 1]) / dt
-        a2 = (vi2 - memory[V_PREV + 2]) / dt + GRAVITY_MPS2
+        a2 = (vi2 - memory[V_PREV + 2]) / dt + STANDARD_GRAVITY_MPS2
         for j in range(3):
             memory[F_OLD + j] = memory[F_NEW + j]
             memory[W_OLD + j] = memory[W_NEW + j]
@@ -152,13 +151,6 @@ class ImuModel:
         self._sigma_ba = float(params.accel_bias_mps2) if noise else 0.0
         self._sigma_bg = float(params.gyro_bias_radps) if noise else 0.0
         self.reset()
-
-    @classmethod
-    def from_config(cls, config, lever_arm_chassis, agent_index=None) -> 'ImuModel':
-        """The IMU of a resolved Config; ``lever_arm_chassis`` is the mount
-        already converted to a lever arm from the chassis origin."""
-        from acres_sim.config.sensor_records import imu_params, imu_stream
-        return cls(imu_params(config, lever_arm_chassis), imu_stream(config, agent_index))
 
     def reset(self) -> None:
         """Back to the start of an episode: the stream from its first value,

@@ -27,8 +27,8 @@ Random values: 18 Gaussians from the INS stream every epoch, in this order:
 the 6 states, 3 position, 3 velocity, 3 specific force, 3 angular rate.  With
 ``noise`` off every sigma is zero and the same 18 values are still drawn.
 
-Body axes are FLU, so the spec's FLU() conversions are identities here.
-:func:`oxts_imu_axes` gives the OxTS mounting axes of the Polaris IMU message.
+Body axes are FLU, so the spec's FLU() conversions are identities here;
+:mod:`acres_sim.core.frames` has the OxTS mounting axes of the Polaris IMU message.
 Units: m, s, rad inside; degrees only in the row.
 """
 
@@ -38,8 +38,9 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
-from acres_sim.core.geo.site import (FRAMES, GRID_ROTATION_BASE_M, enu_to_geodetic_rad,
-                                     enu_to_utm_rad)
+from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
+from acres_sim.core.geo.site import (FRAMES, enu_to_geodetic_rad, enu_to_utm_rad,
+                                     grid_rotation_at_rad)
 from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad
 from acres_sim.core.quaternion import q_x, q_y, q_z, quat_from_matrix, quat_multiply
 from acres_sim.core.ins_row import (  # noqa: F401 - the layout, re-exported
@@ -48,9 +49,8 @@ from acres_sim.core.ins_row import (  # noqa: F401 - the layout, re-exported
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
 __all__ = ['FIX_FRAMES', 'FRAME_ID', 'InsModel', 'InsParams', 'RESULT_SIZE', 'VALUES_PER_EPOCH',
-           'ins_epoch_kernel', 'ins_epoch_values', 'ins_row', 'oxts_imu_axes']
+           'ins_epoch_kernel', 'ins_epoch_values', 'ins_row']
 
-GRAVITY_MPS2 = 9.80665
 VALUES_PER_EPOCH = 18
 UP_SCALE = 1.5          # the up axis's Gauss-Markov error is 1.5 sigma_p
 UP_VARIANCE_SCALE = UP_SCALE * UP_SCALE   # 2.25 in the covariance
@@ -160,7 +160,7 @@ def ins_epoch_kernel(p, R, v, w, p_c, r_n, first, gravity_only, dt, sigma, g, me
         a0 = (vn0 - memory[V_N_PREV]) / dt
         a1 = (vn1 - memory[V_N_PREV + 1]) / dt
         a2 = (vn2 - memory[V_N_PREV + 2]) / dt
-    _rotate_t(R, a0, a1, a2 + GRAVITY_MPS2, out, F_INS)
+    _rotate_t(R, a0, a1, a2 + STANDARD_GRAVITY_MPS2, out, F_INS)
     memory[V_N_PREV] = vn0
     memory[V_N_PREV + 1] = vn1
     memory[V_N_PREV + 2] = vn2
@@ -174,9 +174,7 @@ def ins_epoch_kernel(p, R, v, w, p_c, r_n, first, gravity_only, dt, sigma, g, me
     phi, lam, h = enu_to_geodetic_rad(e, n, u, epoch_year, site, frame)
     out[LLH], out[LLH + 1], out[LLH + 2] = phi, lam, h
     E1, N1, _gamma, _k = utm_forward_rad(phi, lam, lam_c)
-    E2, N2, _h2, _g2, _k2 = enu_to_utm_rad(e, n + GRID_ROTATION_BASE_M, u, epoch_year, site,
-                                           frame, lam_c)
-    alpha = math.atan2(E2 - E1, N2 - N1)
+    alpha = grid_rotation_at_rad(E1, N1, e, n, u, epoch_year, site, frame, lam_c)
     out[UTM], out[UTM + 1], out[UTM + 2], out[ALPHA] = E1, N1, h, alpha
     _copy4(quat_multiply(q_z(-alpha), q_ins), out, Q_UTM)
 
@@ -184,28 +182,10 @@ def ins_epoch_kernel(p, R, v, w, p_c, r_n, first, gravity_only, dt, sigma, g, me
     out[P_N], out[P_N + 1], out[P_N + 2] = pn0, pn1, pn2
     _copy4(q_true, out, Q_TRUE)
     E1, N1, h1, _g1, _k1 = enu_to_utm_rad(pn0, pn1, pn2, epoch_year, site, frame, lam_c)
-    E2, N2, _h2, _g2, _k2 = enu_to_utm_rad(pn0, pn1 + GRID_ROTATION_BASE_M, pn2, epoch_year,
-                                           site, frame, lam_c)
-    alpha_true = math.atan2(E2 - E1, N2 - N1)
+    alpha_true = grid_rotation_at_rad(E1, N1, pn0, pn1, pn2, epoch_year, site, frame, lam_c)
     out[UTM_TRUE], out[UTM_TRUE + 1], out[UTM_TRUE + 2] = E1, N1, h1
     out[ALPHA_TRUE] = alpha_true
     _copy4(quat_multiply(q_z(-alpha_true), q_true), out, Q_UTM_TRUE)
-
-
-def oxts_imu_axes(q_ins, angular_flu, accel_flu):
-    """The Polaris IMU message in the OxTS mounting axes (x left, y forward, z down).
-
-    Returns (q_imu, angular_imu, accel_imu): q_imu = q_ins (x) (1/sqrt2, 1/sqrt2, 0, 0)
-    (xyzw; a half turn about the forward-left diagonal) and each vector as
-    (y, x, -z) of its FLU components.  The Maxxum's message stays in FLU.
-    """
-    x, y, z, w = (float(c) for c in q_ins)
-    s = math.sqrt(0.5)
-    # (x, y, z, w) (x) (s, s, 0, 0), written out
-    q_imu = [s * (w - z), s * (w + z), s * (x - y), -s * (x + y)]
-    a = [float(c) for c in angular_flu]
-    f = [float(c) for c in accel_flu]
-    return q_imu, [a[1], a[0], -a[2]], [f[1], f[0], -f[2]]
 
 
 class InsModel:
@@ -242,15 +222,6 @@ class InsModel:
         self._memory = np.zeros(MEMORY_SIZE)
         self._out = np.zeros(RESULT_SIZE)
         self.reset()
-
-    @classmethod
-    def from_config(cls, config, lever_arm_chassis, agent_index=None, site=None) -> 'InsModel':
-        """The INS of a resolved Config; ``lever_arm_chassis`` is the mount
-        already converted to a lever arm from the chassis origin."""
-        from acres_sim.config.sensor_records import ins_params, ins_stream
-        from acres_sim.core.geo import SiteGeoreference
-        return cls(ins_params(config, lever_arm_chassis), ins_stream(config, agent_index),
-                   site or SiteGeoreference.from_config(config))
 
     def reset(self) -> None:
         """Back to the start of an episode: the stream from its first value, the

@@ -101,9 +101,10 @@ from typing import NamedTuple
 from numba import njit, prange
 import numpy as np
 
+from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import (CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint,
                                    point_at_lever_arm)
-from acres_sim.core.quaternion import matrix_from_quat
+from acres_sim.core.quaternion import hamilton_product, matrix_from_quat
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.core.vehicles import (
     N_VEHICLE_PARAMS, P_COG_HEIGHT, P_COM_X, P_COM_Y, P_COM_Z, P_CORNERING_FRONT,
@@ -112,7 +113,7 @@ from acres_sim.core.vehicles import (
     P_ROLLING, P_SPEED_KI, P_SPEED_KP, P_STEER_RATE, P_WHEELBASE, VehicleParams)
 
 __all__ = [
-    'DT', 'STATE_SIZE', 'N_PARAMS', 'STANDARD_GRAVITY', 'SITE_ALTITUDE_M',
+    'DT', 'STATE_SIZE', 'N_PARAMS', 'SITE_ALTITUDE_M',
     'S_PX', 'S_PY', 'S_PZ', 'S_QX', 'S_QY', 'S_QZ', 'S_QW', 'S_VX', 'S_VY', 'S_VZ',
     'S_WX', 'S_WY', 'S_WZ', 'S_AX', 'S_AY', 'S_AZ', 'S_ALX', 'S_ALY', 'S_ALZ',
     'S_STEER', 'S_DRIVE', 'S_SPEED_I', 'S_PARKED',
@@ -127,7 +128,6 @@ __all__ = [
 ]
 
 DT = 1.0 / PHYSICS_HZ
-STANDARD_GRAVITY = 9.80665          # m/s^2, the spec's g (IMU: Symbols)
 SITE_ALTITUDE_M = 705.0 * 1200.0 / 3937.0   # 214.88 m: NAVD88 height of the tile origin
 #                                             (site.yaml origin_source_ft[2] = 705 US ft)
 CHASSIS_AHEAD = CHASSIS_AHEAD_OF_REAR_AXLE  # chassis origin ahead of the rear axle [wheelbase]
@@ -162,7 +162,6 @@ _ATM_L = np.array([-0.0065, 0.0, 0.001, 0.0028, 0.0, -0.0028, -0.002, 0.0])
 _ATM_P0 = 101325.0           # Pa
 _ATM_R_STAR = 8.31432        # J/(mol K), the 1976 value
 _ATM_M0 = 0.0289644          # kg/mol
-_ATM_G0 = 9.80665            # m/s^2
 _ATM_R0 = 6356766.0          # m, Earth radius of the geopotential conversion
 _R_AIR = 287.058             # J/(kg K), specific gas constant of dry air (AirSim paper)
 
@@ -172,7 +171,7 @@ def air_density_1976(h_m):
     """Air density [kg/m^3] at geometric altitude ``h_m`` (0 to 86 km): temperature
     and pressure of the 1976 U.S. Standard Atmosphere, then rho = P / (R T)."""
     h = _ATM_R0 * h_m / (_ATM_R0 + h_m)         # geopotential height
-    beta = _ATM_G0 * _ATM_M0 / _ATM_R_STAR
+    beta = STANDARD_GRAVITY_MPS2 * _ATM_M0 / _ATM_R_STAR
     p = _ATM_P0
     i = 0
     while i + 1 < _ATM_H.shape[0] - 1 and h >= _ATM_H[i + 1]:
@@ -202,7 +201,7 @@ class Terrain(NamedTuple):
     grade_east: float = 0.0      # dz/dx (rise per metre east)
     grade_north: float = 0.0     # dz/dy
     site_altitude_m: float = SITE_ALTITUDE_M   # for the air density
-    gravity_mps2: float = STANDARD_GRAVITY
+    gravity_mps2: float = STANDARD_GRAVITY_MPS2
 
 
 def params_row(vehicle: VehicleParams, terrain: Terrain = Terrain()) -> np.ndarray:
@@ -227,14 +226,6 @@ def _normal(p):
     gn = p[P_GRADE_NORTH]
     s = 1.0 / math.sqrt(1.0 + ge * ge + gn * gn)
     return -ge * s, -gn * s, s
-
-
-@njit(cache=True)
-def _qmul(ax, ay, az, aw, bx, by, bz, bw):
-    return (aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz)
 
 
 @njit(cache=True)
@@ -280,7 +271,7 @@ def _attitude(p, yaw):
     s = 1.0 / math.sqrt(tx * tx + ty * ty + tw * tw)
     tx, ty, tw = tx * s, ty * s, tw * s
     h = 0.5 * yaw
-    return _qmul(tx, ty, tz, tw, 0.0, 0.0, math.sin(h), math.cos(h))
+    return hamilton_product(tx, ty, tz, tw, 0.0, 0.0, math.sin(h), math.cos(h))
 
 
 @njit(cache=True)
@@ -396,7 +387,7 @@ def verlet_step(x, p, dt):
     # the constraint leaves only the rate about body z (the ground normal)
     r_avg = (wx + lx * h) * ez[0] + (wy + ly * h) * ez[1] + (wz + lz * h) * ez[2]
     half = 0.5 * r_avg * dt
-    qx, qy, qz, qw = _qmul(qx, qy, qz, qw, 0.0, 0.0, math.sin(half), math.cos(half))
+    qx, qy, qz, qw = hamilton_product(qx, qy, qz, qw, 0.0, 0.0, math.sin(half), math.cos(half))
     s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     qx, qy, qz, qw = qx * s, qy * s, qz * s, qw * s
 

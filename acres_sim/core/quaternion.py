@@ -2,7 +2,10 @@
 them; an attitude is the active rotation from body FLU to grid ENU.
 
 Small numba kernels on length-4 arrays; ``q_x``, ``q_y``, ``q_z`` are the
-rotations about one axis that the spec's INS formulas compose.
+rotations about one axis that the spec's INS formulas compose.  The Hamilton
+product is written once, in :func:`hamilton_product`: numba code calls it
+through :func:`quat_multiply`, and numpy code (columns of many quaternions)
+through :func:`quat_multiply_rows`, so both give the same doubles.
 """
 
 import math
@@ -10,19 +13,35 @@ import math
 from numba import njit
 import numpy as np
 
-__all__ = ['quat_multiply', 'quat_conjugate', 'quat_from_axis_angle', 'q_x', 'q_y', 'q_z',
-           'matrix_from_quat', 'quat_from_matrix', 'quat_normalize', 'quat_rotate']
+__all__ = ['hamilton_product', 'quat_multiply', 'quat_multiply_rows', 'quat_conjugate',
+           'quat_from_axis_angle', 'q_x', 'q_y', 'q_z', 'matrix_from_quat', 'quat_from_matrix',
+           'quat_normalize', 'quat_rotate']
+
+
+@njit(cache=True)
+def hamilton_product(ax, ay, az, aw, bx, by, bz, bw):
+    """The components (x, y, z, w) of the Hamilton product a ⊗ b (apply b first,
+    then a).  Scalars in numba; its ``py_func`` takes numpy arrays too."""
+    return (aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz)
 
 
 @njit(cache=True)
 def quat_multiply(a, b):
-    """Hamilton product a ⊗ b (apply b first, then a)."""
-    ax, ay, az, aw = a[0], a[1], a[2], a[3]
-    bx, by, bz, bw = b[0], b[1], b[2], b[3]
-    return np.array([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz])
+    """Hamilton product a ⊗ b of two length-4 arrays."""
+    x, y, z, w = hamilton_product(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
+    return np.array([x, y, z, w])
+
+
+def quat_multiply_rows(a, b):
+    """a[i] ⊗ b for every row of ``a`` ((n, 4), or one quaternion (4,)) and one
+    quaternion ``b``, in numpy: the operations of :func:`quat_multiply`."""
+    a = np.asarray(a, dtype=np.float64)
+    bx, by, bz, bw = (float(c) for c in b)
+    return np.stack(hamilton_product.py_func(a[..., 0], a[..., 1], a[..., 2], a[..., 3],
+                                             bx, by, bz, bw), axis=-1)
 
 
 @njit(cache=True)

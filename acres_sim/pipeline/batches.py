@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector, oxts_variances
 from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_TRUE,
                                 V_INS, V_N_FLU, W_FLU, W_INS)
 from acres_sim.core.truth import T_P, T_Q, T_V, T_W
@@ -72,17 +73,6 @@ def _quaternion(arr, path, values):
 
 def _encoded(layout, arr):
     return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
-
-
-def _quat_mul_columns(a, b):
-    """Row by row a (x) b for (n, 4) xyzw quaternions ``a`` and one ``b``: the
-    operations of messages._quat_mul, column-wise (so the same doubles)."""
-    ax, ay, az, aw = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
-    bx, by, bz, bw = (float(c) for c in b)
-    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz], axis=1)
 
 
 class MessageBatches:
@@ -177,10 +167,8 @@ class MessageBatches:
         v = self.ins_var
         o_var, g_var, a_var = v['orientation_var'], v['gyro_var'], v['accel_var']
         if oxts_axes:
-            q = _quat_mul_columns(q, msg.OXTS_MOUNT_XYZW)
-            w = np.stack([w[:, 1], w[:, 0], -w[:, 2]], axis=1)
-            f = np.stack([f[:, 1], f[:, 0], -f[:, 2]], axis=1)
-            o_var, g_var, a_var = (msg.oxts_variances(x) for x in (o_var, g_var, a_var))
+            q, w, f = oxts_from_flu_quaternion(q), oxts_from_flu_vector(w), oxts_from_flu_vector(f)
+            o_var, g_var, a_var = (oxts_variances(x) for x in (o_var, g_var, a_var))
         _quaternion(arr, 'orientation', q)
         arr['orientation_covariance'] = msg.diag3(o_var)
         _vector(arr, 'angular_velocity', w)

@@ -14,7 +14,7 @@ Conventions (DESIGN.md section 5, REP-103/105/145):
   are floored at :data:`MIN_VARIANCE`);
 * Odometry: pose in ``header.frame_id``, twist in ``child_frame_id``;
 * the Polaris INS IMU message uses the OxTS mounting axes x left, y forward,
-  z down (:func:`oxts_from_flu_vector`, :func:`oxts_from_flu_quaternion`).
+  z down (:mod:`acres_sim.core.frames` defines them).
 
 The row layouts are those of ``gnss.jsonl`` (docs/gnss_receiver.md), ``imu.jsonl``
 (``specific_force_flu_mps2``, ``angular_velocity_flu_radps``) and ``ins.jsonl``
@@ -26,13 +26,14 @@ import math
 import numpy as np
 from rosbags.typesys import Stores, get_typestore
 
+from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector, oxts_variances
+
 __all__ = [
-    'FIX_STATUS', 'MIN_VARIANCE', 'OXTS_MOUNT_XYZW', 'SERVICE_GNSS', 'TYPESTORE',
+    'FIX_STATUS', 'MIN_VARIANCE', 'SERVICE_GNSS', 'TYPESTORE',
     'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
     'ins_velocity', 'navsat_fix_from_gnss_row', 'navsat_service', 'nmea_string', 'ns_from_seconds',
-    'ns_from_steps',
-    'oxts_from_flu_quaternion', 'oxts_from_flu_vector', 'oxts_variances', 'stamp', 'tf_message',
+    'ns_from_steps', 'stamp', 'tf_message',
     'transform_from_odometry', 'transform_stamped', 'utm_odometry',
 ]
 
@@ -80,10 +81,6 @@ SERVICE_GNSS = (NavSatStatus.SERVICE_GPS | NavSatStatus.SERVICE_GLONASS
 #: Floor of every variance put on a covariance diagonal (a model with its noise
 #: switched off still says "known, tiny" rather than "unknown" = all zero).
 MIN_VARIANCE = 1e-12
-
-#: The rotation from the OxTS mounting axes (x left, y forward, z down) to body
-#: FLU: 180 deg about (1, 1, 0)/sqrt(2) (spec: INS, Outputs).
-OXTS_MOUNT_XYZW = (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
 
 _LEVEL_BY_FIX = {
     'rtk_fixed': DiagnosticStatus.OK,
@@ -169,35 +166,6 @@ def diag6(variances, floor=0.0):
     cov = np.zeros(36, dtype=np.float64)
     cov[::7] = v
     return cov
-
-
-def _quat_mul(a, b):
-    """Hamilton product a ⊗ b, xyzw (the same as acres_sim.core.quaternion.quat_multiply)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz])
-
-
-def oxts_from_flu_vector(v):
-    """Components of a body vector in the OxTS axes: (x, y, z)_imu = (y, x, -z)_FLU."""
-    x, y, z = (float(c) for c in v)
-    return np.array([y, x, -z])
-
-
-def oxts_from_flu_quaternion(q_flu_to_enu):
-    """Attitude of the OxTS axes: q_imu = q_ins ⊗ (1/√2, 1/√2, 0, 0)_xyzw.
-    (The INS module has the equivalent conversion; this one is kept local so
-    the message layer does not depend on it.)"""
-    return _quat_mul([float(c) for c in q_flu_to_enu], OXTS_MOUNT_XYZW)
-
-
-def oxts_variances(v):
-    """Variances per axis follow the axes: (var_y, var_x, var_z)."""
-    a, b, c = _three(v)
-    return b, a, c
 
 
 def _sub(row, key):

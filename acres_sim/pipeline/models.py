@@ -1,11 +1,17 @@
-"""The sensor models and the site of a resolved configuration, one builder
-each: the only place the pipeline turns configuration into core models.
+"""A vehicle's sensor models built from a resolved configuration.
 
-(A shim over the models' ``from_config`` for now; the change that takes
-configuration out of ``core/`` puts the real builders here, same names.)
+The core models take plain parameter records and noise streams; the
+:mod:`acres_sim.config` modules turn keys into those records.  These small
+functions join the two, so that the recorder, the nodes, the tests and the
+benchmarks build a model the same way.  ``agent_index`` is the vehicle's
+index k of the seed offsets (None: the config's ``agent.index``); a lever arm
+is already measured from the chassis origin (body FLU, m:
+:func:`acres_sim.topics.lever_arm` converts a configured mount).
 """
 
-from acres_sim.core.geo import SiteGeoreference
+from acres_sim.config.records import gnss_settings, site_georeference_args
+from acres_sim.config.sensor_records import imu_params, imu_stream, ins_params, ins_stream
+from acres_sim.core.geo.site import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
@@ -13,21 +19,22 @@ from acres_sim.core.ins import InsModel
 __all__ = ['gnss_receiver', 'imu_model', 'ins_model', 'site_georeference']
 
 
-def site_georeference(config):
-    """The site's georeference (tile origin, datums, the frames' epoch)."""
-    return SiteGeoreference.from_config(config)
+def site_georeference(config) -> SiteGeoreference:
+    """The tile's georeference (site origin, datum shift, geoid, Helmert, start time)."""
+    return SiteGeoreference(*site_georeference_args(config))
 
 
-def gnss_receiver(config, scene, site, agent_index):
-    """The GNSS receiver of vehicle ``agent_index`` in ``scene`` at ``site``."""
-    return GnssReceiver.from_config(config, scene=scene, site=site, agent_index=agent_index)
+def gnss_receiver(config, scene, site, agent_index) -> GnssReceiver:
+    """The GNSS receiver in ``scene`` (a :class:`acres_sim.core.scene.Scene`)
+    on ``site`` (a :class:`SiteGeoreference`)."""
+    return GnssReceiver(gnss_settings(config, agent_index), scene, site)
 
 
-def imu_model(config, lever_arm_chassis, agent_index):
-    """The IMU at ``lever_arm_chassis`` (from the chassis origin) of vehicle ``agent_index``."""
-    return ImuModel.from_config(config, lever_arm_chassis, agent_index=agent_index)
+def imu_model(config, lever_arm_chassis, agent_index) -> ImuModel:
+    """The IMU at ``lever_arm_chassis``, on its own noise stream."""
+    return ImuModel(imu_params(config, lever_arm_chassis), imu_stream(config, agent_index))
 
 
-def ins_model(config, lever_arm_chassis, agent_index, site):
-    """The INS at ``lever_arm_chassis`` of vehicle ``agent_index``, reporting at ``site``."""
-    return InsModel.from_config(config, lever_arm_chassis, agent_index=agent_index, site=site)
+def ins_model(config, lever_arm_chassis, agent_index, site) -> InsModel:
+    """The INS reporting the point ``lever_arm_chassis``, on ``site``."""
+    return InsModel(ins_params(config, lever_arm_chassis), ins_stream(config, agent_index), site)

@@ -9,11 +9,12 @@ transforms are plain ``(parent, child, translation, rotation xyzw)`` tuples.
 import math
 from typing import NamedTuple
 
-from acres_sim.core.frames import chassis_in_base_footprint, lever_arm_from_chassis
+from acres_sim.core.frames import (OXTS_MOUNT_XYZW, chassis_in_base_footprint,
+                                   lever_arm_from_chassis)
 from acres_sim.core.quaternion import q_z
 
 __all__ = ['ANTENNA_FRAME', 'GNSS_TOPICS', 'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_TOPICS',
-           'OXTS_IMU_FRAME', 'OXTS_IMU_ROTATION', 'TRUTH_TOPIC', 'InsTopics', 'lever_arm',
+           'OXTS_IMU_FRAME', 'TRUTH_TOPIC', 'InsTopics', 'lever_arm',
            'mount_transforms', 'utm_to_map']
 
 
@@ -44,8 +45,8 @@ TRUTH_TOPIC = 'sim/truth'
 
 ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
 # The Polaris INS IMU message is in the OxTS unit's axes: its own frame,
-# rotated from FLU by the spec's (1/sqrt 2, 1/sqrt 2, 0, 0).
-OXTS_IMU_FRAME, OXTS_IMU_ROTATION = 'oxts_imu_link', (math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0)
+# rotated from FLU by frames.OXTS_MOUNT_XYZW.
+OXTS_IMU_FRAME = 'oxts_imu_link'
 _IDENTITY = (0.0, 0.0, 0.0, 1.0)
 
 
@@ -65,7 +66,7 @@ def mount_transforms(config, vehicle, rig, prefix=''):
               (INS_FRAME, ins_arm, _IDENTITY),
               (INS_TOPICS[rig].fix_frame, ins_arm, _IDENTITY)]
     if INS_TOPICS[rig].oxts_axes:
-        mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_IMU_ROTATION))
+        mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_MOUNT_XYZW))
     return [(f'{prefix}base_footprint', prefix + child,
              tuple(float(a) for a in chassis + arm), rotation)
             for child, arm, rotation in mounts]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import os
 
 from acres_sim.config.loader import parse_value
-from acres_sim.config.node_params import SIM_PARAMS
+from acres_sim.config.node_params import sim_param
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 from acres_sim.network import NETWORKS, network_environment
@@ -45,7 +45,7 @@ SENSOR_ARGUMENTS = {
     'gnss_start': 'gnss.start',
 }
 
-# Launch argument -> sim node parameter (SIM_PARAMS); rtf and duration_s
+# Launch argument -> sim node parameter (node_params.SIM_PARAMS); rtf and duration_s
 # have fields of their own in RigOptions.
 SIM_ARGUMENTS = {
     'rtf': 'rtf',
@@ -68,11 +68,6 @@ class Argument:
     description: str
 
 
-def _sim_param(name):
-    """The NodeParam of sim node parameter ``name``."""
-    return next(p for p in SIM_PARAMS if p.name == name)
-
-
 def _text(value):
     """A default as launch shows it: true/false, numbers without a trailing .0."""
     if isinstance(value, bool):
@@ -83,8 +78,8 @@ def _text(value):
 
 
 def _sim_argument(name):
-    """A sim node parameter's argument: its default and description from SIM_PARAMS."""
-    p = _sim_param(SIM_ARGUMENTS[name])
+    """A sim node parameter's argument: its default and description from its Key."""
+    p = sim_param(SIM_ARGUMENTS[name])
     return Argument(name, _text(p.default), f'Sim node parameter {p.name}: {p.description} '
                                             f'Allowed: {p.allowed()}.')
 
@@ -159,7 +154,7 @@ def options_from_launch_arguments(values):
                           'allowed: true or false')
     overrides = {k: value(name, key(k).kind) for name, k in SENSOR_ARGUMENTS.items()
                  if name in given}
-    sim = {SIM_ARGUMENTS[name]: value(name, _sim_param(SIM_ARGUMENTS[name]).kind)
+    sim = {SIM_ARGUMENTS[name]: value(name, sim_param(SIM_ARGUMENTS[name]).kind)
            for name in SIM_ARGUMENTS if name not in ('rtf', 'duration') and name in given}
     return RigOptions(seed=value('seed'), noise=value('noise'), agents=value('agents'),
                       route=path('route'), rtf=value('rtf'), duration_s=value('duration'),

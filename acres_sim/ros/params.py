@@ -1,6 +1,7 @@
-"""ROS parameters from the configuration schema: declared with descriptors
-(description, unit, range or choices, read-only), read back and checked into
-a :class:`acres_sim.config.Config` by the same rules as a YAML file.
+"""ROS parameters from the configuration schema: each :class:`acres_sim.config.Key`
+(a sensor key or a node parameter) declared with its ParameterDescriptor
+(description, unit, range or choices, read-only), read back and checked by
+:func:`acres_sim.config.validate.check` -- the rules a YAML file meets.
 
 Every mistake -- a value of the wrong type, out of its range, an unknown
 choice -- ends as one :class:`ConfigError` naming the parameter, the value
@@ -16,23 +17,31 @@ from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterVal
 from rclpy.parameter import Parameter
 
 from acres_sim.config import KEYS, ConfigError, resolve
-from acres_sim.config.node_params import check_param
+from acres_sim.config.validate import check, value_error
 from acres_sim.rig import ros_parameter_value
 
-__all__ = ['check_unknown_parameters', 'declare_names', 'declare_node_params',
-           'declare_sensor_keys', 'sensor_config']
+__all__ = ['check_unknown_parameters', 'declare_node_params', 'declare_sensor_keys',
+           'descriptor', 'sensor_config']
 
 _TYPES = {'bool': ParameterType.PARAMETER_BOOL, 'int': ParameterType.PARAMETER_INTEGER,
           'float': ParameterType.PARAMETER_DOUBLE, 'str': ParameterType.PARAMETER_STRING,
           'utc': ParameterType.PARAMETER_STRING, 'vec2': ParameterType.PARAMETER_DOUBLE_ARRAY,
           'vec3': ParameterType.PARAMETER_DOUBLE_ARRAY,
-          'outages': ParameterType.PARAMETER_STRING_ARRAY}
-_EMPTY = {'outages': Parameter.Type.STRING_ARRAY}
+          'outages': ParameterType.PARAMETER_STRING_ARRAY,
+          'names': ParameterType.PARAMETER_STRING_ARRAY}
+_EMPTY = {'outages': Parameter.Type.STRING_ARRAY, 'names': Parameter.Type.STRING_ARRAY}
 _BIG = 1e300
 
 
-def _descriptor(name, spec, read_only=True):
-    """The ParameterDescriptor of a schema Key or a NodeParam."""
+class _Unknown:
+    """A value that could not be read back (shown as ?)."""
+
+    def __repr__(self):
+        return '?'
+
+
+def descriptor(name, spec, read_only=True):
+    """The ParameterDescriptor of ``spec`` (a Key) declared as ``name``."""
     unit = f' [{spec.unit}]' if spec.unit else ''
     d = ParameterDescriptor(name=name, type=_TYPES[spec.kind],
                             description=f'{spec.description}{unit}',
@@ -58,33 +67,30 @@ def _plain(value):
 
 def _declare(node, name, spec, default, read_only=True):
     """Declare ``name`` and return its value (an override if one was given)."""
-    descriptor = _descriptor(name, spec, read_only)
     where = f'the parameters of {node.get_fully_qualified_name()}'
     initial = _EMPTY.get(spec.kind) if default is None else default
     try:
-        parameter = node.declare_parameter(name, initial, descriptor)
+        parameter = node.declare_parameter(name, initial, descriptor(name, spec, read_only))
         value = parameter.value
     except (InvalidParameterTypeException, InvalidParameterValueException) as err:
         given = getattr(node, '_parameter_overrides', {}).get(name)
-        shown = repr(_plain(given.value)) if given is not None else '?'
+        shown = _plain(given.value) if given is not None else _Unknown()
         problem = ('the wrong type' if isinstance(err, InvalidParameterTypeException)
                    else 'out of range')
-        raise ConfigError(f'{name} = {shown} (in {where}): {problem}; '
-                          f'allowed: {spec.allowed()}') from None
+        raise value_error(name, shown, problem, spec.allowed(), where) from None
     except ParameterUninitializedException:
         value = None
     return _plain(value)
 
 
 def declare_node_params(node, params, prefix='', defaults=None):
-    """Declare the NodeParams ``params`` (as ``prefix + name``); their checked
-    values by name (``defaults`` may replace the table's defaults)."""
+    """Declare the node parameters ``params`` (Keys, as ``prefix + name``);
+    their checked values by name (``defaults`` may replace the table's defaults)."""
     out = {}
     for p in params:
         default = (defaults or {}).get(p.name, p.default)
         value = _declare(node, prefix + p.name, p, default)
-        out[p.name] = check_param(p, value,
-                                  f'the parameters of {node.get_fully_qualified_name()}')
+        out[p.name] = check(p, value, f'the parameters of {node.get_fully_qualified_name()}')
     return out
 
 
@@ -98,20 +104,6 @@ def declare_sensor_keys(node, defaults, prefix=''):
         value = _declare(node, prefix + k.name, k, default)
         values[k.name] = defaults[k.name] if value is None else value
     return values
-
-
-def declare_names(node, name, default, description):
-    """Declare a read-only string-array parameter; its value as a list of str."""
-    d = ParameterDescriptor(name=name, type=ParameterType.PARAMETER_STRING_ARRAY,
-                            description=description, read_only=True)
-    try:
-        return [str(v) for v in node.declare_parameter(name, default, d).value]
-    except InvalidParameterTypeException:
-        given = getattr(node, '_parameter_overrides', {}).get(name)
-        shown = repr(_plain(given.value)) if given is not None else '?'
-        raise ConfigError(f'{name} = {shown} (in the parameters of '
-                          f'{node.get_fully_qualified_name()}): the wrong type; allowed: a '
-                          'list of names') from None
 
 
 def check_unknown_parameters(node):

@@ -48,7 +48,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
-from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS
+from acres_sim.config.node_params import AGENT_NAMES, AGENT_PARAMS, SIM_PARAMS
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.command import check_command
 from acres_sim.core.truth import PHYSICS_HZ
@@ -59,7 +59,7 @@ from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf,
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
 from acres_sim.ros.message_types import message_class
-from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
+from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
@@ -132,11 +132,7 @@ class SimNode(Node):
         self.follow_route = own['follow_route']
         self.cmd_vel_timeout_steps = own['cmd_vel.timeout_s'] * PHYSICS_HZ
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
-        names = declare_names(self, 'agents.names', ['agent0'],
-                              'Names of the simulated vehicles; each has its parameters under '
-                              'agents.<name>.')
-        if not names or len(set(names)) != len(names):
-            raise ConfigError(f'agents.names = {names!r}: allowed a list of distinct names')
+        names = declare_node_params(self, [AGENT_NAMES])[AGENT_NAMES.name]
         self.agents = []
         for name in names:
             prefix = f'agents.{name}.'

@@ -24,7 +24,8 @@ _ARCSEC = math.pi / 648000.0
 
 
 class HelmertParams(NamedTuple):
-    """The 14 parameters and their reference epoch (units as in the config)."""
+    """The 14 parameters and their reference epoch (units as in the config;
+    :func:`acres_sim.config.records.helmert_params` builds them)."""
 
     tx: float
     ty: float
@@ -41,18 +42,6 @@ class HelmertParams(NamedTuple):
     drz: float         # dr [arcsec/yr]
     ds: float          # ds [ppm/yr]
     reference_epoch: float  # [yr]
-
-    @classmethod
-    def from_config(cls, config) -> 'HelmertParams':
-        """The parameters of a resolved :class:`acres_sim.config.Config`."""
-        from acres_sim.config.records import helmert_params
-        return helmert_params(config)
-
-    @classmethod
-    def default(cls) -> 'HelmertParams':
-        """"ITRF2014 to NAD83(2011) (1)" as the packaged configuration gives it."""
-        from acres_sim.config import load_config
-        return cls.from_config(load_config(rig=None))
 
 
 @njit(cache=True)

@@ -36,7 +36,7 @@ from acres_sim.core.geo.state_plane import (US_SURVEY_FOOT_M, indiana_west_forwa
 from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad
 
 __all__ = ['FRAMES', 'SiteParams', 'SiteGeoreference', 'enu_to_geodetic_rad',
-           'geodetic_to_enu_rad', 'enu_to_utm_rad', 'grid_rotation_rad']
+           'geodetic_to_enu_rad', 'enu_to_utm_rad', 'grid_rotation_at_rad', 'grid_rotation_rad']
 
 # Frame codes for the kernels.
 WGS84_G2139, NAD83_HARN, NAD83_2011 = 0, 1, 2
@@ -117,13 +117,20 @@ def enu_to_utm_rad(e, n, u, epoch_year, p, frame, lam_c):
 
 
 @njit(cache=True)
-def grid_rotation_rad(e, n, u, epoch_year, p, frame, lam_c):
-    """alpha: the UTM azimuth of grid north at (e, n, u), from a second point 10 m
-    grid-north (spec: Fix and UTM Odometry); computed anew at every call."""
-    E1, N1, _h1, _g1, _k1 = enu_to_utm_rad(e, n, u, epoch_year, p, frame, lam_c)
+def grid_rotation_at_rad(E, N, e, n, u, epoch_year, p, frame, lam_c):
+    """alpha: the UTM azimuth of grid north at (e, n, u), whose UTM position is
+    (E, N), from a second point 10 m grid-north (spec: Fix and UTM Odometry);
+    computed anew at every call.  The one grid rotation of the package."""
     E2, N2, _h2, _g2, _k2 = enu_to_utm_rad(e, n + GRID_ROTATION_BASE_M, u, epoch_year, p,
                                            frame, lam_c)
-    return math.atan2(E2 - E1, N2 - N1)
+    return math.atan2(E2 - E, N2 - N)
+
+
+@njit(cache=True)
+def grid_rotation_rad(e, n, u, epoch_year, p, frame, lam_c):
+    """alpha at (e, n, u) (:func:`grid_rotation_at_rad` of its UTM position)."""
+    E1, N1, _h1, _g1, _k1 = enu_to_utm_rad(e, n, u, epoch_year, p, frame, lam_c)
+    return grid_rotation_at_rad(E1, N1, e, n, u, epoch_year, p, frame, lam_c)
 
 
 @njit(cache=True)
@@ -179,7 +186,8 @@ class SiteGeoreference:
 
     Degrees and metres at this face; inputs may be scalars or numpy arrays
     (broadcast together), and so are the results.  ``t_s`` is episode time:
-    the epoch is ``start_utc + t_s`` as a decimal year.
+    the epoch is ``start_utc + t_s`` as a decimal year.  The parameters of a
+    configuration come from :func:`acres_sim.config.records.site_georeference_args`.
     """
 
     def __init__(self, params: SiteParams, start_utc):
@@ -188,16 +196,17 @@ class SiteGeoreference:
         self._clock = DecimalYearClock(start_utc)
 
     @classmethod
-    def from_config(cls, config) -> 'SiteGeoreference':
-        """The georeference of a resolved :class:`acres_sim.config.Config`."""
-        from acres_sim.config.records import site_georeference_args
-        return cls(*site_georeference_args(config))
-
-    @classmethod
     def default(cls) -> 'SiteGeoreference':
-        """The ACRE tile as the packaged site.yaml and sensors.yaml give it."""
+        """The ACRE tile as the packaged site.yaml and sensors.yaml give it.
+
+        Only for the route-file reader still in :mod:`acres_sim.core.routes`;
+        it goes with that reader's move to :mod:`acres_sim.config`.  Everything
+        else builds the georeference of its own configuration with
+        :func:`acres_sim.pipeline.models.site_georeference`.
+        """
         from acres_sim.config import load_config
-        return cls.from_config(load_config(rig=None))
+        from acres_sim.config.records import site_georeference_args
+        return cls(*site_georeference_args(load_config(rig=None)))
 
     def epoch(self, t_s):
         """Decimal year of episode time ``t_s`` (scalar: cached year bounds; array: numpy)."""

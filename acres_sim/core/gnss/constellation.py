@@ -110,14 +110,11 @@ class SiteFrame(NamedTuple):
                    math.sin(lon_rad), math.cos(lon_rad))
 
 
-def site_frame(georef=None) -> SiteFrame:
+def site_frame(georef) -> SiteFrame:
     """The site of the lines of sight: the tile origin (grid ENU 0, 0, 0) in
     WGS84 (G2139) at ``t = 0``.  ``georef`` is a
-    :class:`acres_sim.core.geo.SiteGeoreference` (the packaged ACRE tile if None).
+    :class:`acres_sim.core.geo.SiteGeoreference`.
     """
-    if georef is None:
-        from acres_sim.core.geo import SiteGeoreference
-        georef = SiteGeoreference.default()
     lat, lon, h = georef.enu_to_geodetic(0.0, 0.0, 0.0, 0.0, 'wgs84_g2139')
     return SiteFrame.from_geodetic(math.radians(lat), math.radians(lon), h)
 

@@ -147,7 +147,11 @@ def _none_if_nan(x):
 
 
 class GnssReceiver:
-    """One vehicle's receiver.  ``epoch(t, antenna_enu)`` -> row (a dict)."""
+    """One vehicle's receiver.  ``epoch(t, antenna_enu)`` -> row (a dict).
+
+    ``scene`` is a :class:`acres_sim.core.scene.Scene` (the obstacles of the
+    sky view), ``site`` a :class:`acres_sim.core.geo.SiteGeoreference`.
+    """
 
     def __init__(self, settings: GnssSettings, scene, site):
         self.settings = settings
@@ -162,15 +166,6 @@ class GnssReceiver:
         self._values = np.zeros(VALUES_PER_EPOCH)
         self._years = year_table(site.start_utc)
         self.reset()
-
-    @classmethod
-    def from_config(cls, config, scene=None, site=None, agent_index=None):
-        """A receiver for a resolved Config (packaged ACRE scene and site by default)."""
-        from acres_sim.config.records import gnss_settings
-        from acres_sim.config.scene import default_scene
-        from acres_sim.core.geo import SiteGeoreference
-        return cls(gnss_settings(config, agent_index), scene or default_scene(),
-                   site or SiteGeoreference.from_config(config))
 
     def reset(self):
         """Back to t = 0: re-seed the error stream and restart every state."""

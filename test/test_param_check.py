@@ -1,0 +1,77 @@
+"""One descriptor (config.schema.Key) and one checker (config.validate.check)
+for the sensor keys, the node parameters and the fields of a vehicle file:
+the same value meets the same rule and the same message, whichever table
+describes it."""
+
+import pytest
+
+from acres_sim.config import ConfigError, key
+from acres_sim.config.node_params import (AGENT_NAMES, AGENT_PARAMS, SENSOR_NODE_PARAMS,
+                                          SIM_PARAMS, sim_param)
+from acres_sim.config.schema import Key
+from acres_sim.config.validate import check, check_value
+from acres_sim.config.vehicles import VEHICLE_KEYS
+
+
+def message(spec, value, source='f.yaml'):
+    with pytest.raises(ConfigError) as err:
+        check(spec, value, source)
+    return str(err.value)
+
+
+def test_every_table_holds_keys():
+    for spec in (*SIM_PARAMS, *AGENT_PARAMS, *SENSOR_NODE_PARAMS, AGENT_NAMES,
+                 *VEHICLE_KEYS.values()):
+        assert isinstance(spec, Key)
+
+
+def test_a_node_parameter_and_a_sensor_key_of_one_range_give_one_message():
+    rate = key('gnss.hz')                               # 1 to 120 Hz
+    twin = Key('rate', 'float', 10.0, 'A rate.', 'Hz', low=1.0, high=120.0)
+    assert message(twin, 500.0) == message(rate, 500.0).replace('gnss.hz', 'rate')
+    assert message(twin, 500.0) == 'rate = 500.0 (in f.yaml): out of range; allowed: 1 to 120 Hz'
+    assert check_value('gnss.hz', 5) == check(rate, 5) == check(twin, 5) == 5.0
+
+
+@pytest.mark.parametrize('value, problem', [
+    (-2.0, 'out of range'), (1001, 'out of range'), (float('nan'), 'not a finite number'),
+    ('fast', 'expected a number'), (True, 'expected a number'),
+])
+def test_sim_parameters_are_checked_like_keys(value, problem):
+    text = message(sim_param('rtf'), value, 'the options')
+    assert text == f'rtf = {value!r} (in the options): {problem}; allowed: 0 to 1000'
+
+
+def test_integer_open_and_free_string_parameters():
+    assert check(sim_param('lookahead_steps'), 6) == 6
+    assert 'expected an integer' in message(sim_param('lookahead_steps'), 2.5)
+    timeout = sim_param('cmd_vel.timeout_s')             # > 0 and <= 60 s
+    assert 'out of range; allowed: > 0 and <= 60 s' in message(timeout, 0.0)
+    assert check(timeout, 60) == 60.0
+    route = next(p for p in AGENT_PARAMS if p.name == 'route')
+    assert check(route, 'my/route.yaml') == 'my/route.yaml'
+    assert message(route, 3).endswith('expected a string; allowed: a string')
+    vehicle = next(p for p in AGENT_PARAMS if p.name == 'vehicle')
+    assert 'not one of the choices; allowed: polaris or maxxum' in message(vehicle, 'tractor')
+
+
+@pytest.mark.parametrize('value, problem', [
+    (['a', 'b', 'a'], 'expected distinct names, at least one'),
+    ([], 'expected distinct names, at least one'),
+    ('agent0', 'expected a list of names'),
+    (['a', 5], 'expected a list of names'),
+])
+def test_vehicle_names_are_a_list_of_distinct_names(value, problem):
+    assert message(AGENT_NAMES, value) == (f'agents.names = {value!r} (in f.yaml): {problem}; '
+                                           'allowed: a list of distinct names')
+    assert check(AGENT_NAMES, ('a', 'b')) == ['a', 'b']
+
+
+def test_vehicle_fields_use_the_same_checker():
+    mass = VEHICLE_KEYS['mass_kg']                      # >= 10 and <= 1e5 kg
+    assert mass.name == 'vehicle.mass_kg'
+    assert message(mass, 5.0) == ('vehicle.mass_kg = 5.0 (in f.yaml): out of range; '
+                                  'allowed: 10 to 100000 kg')
+    inertia = VEHICLE_KEYS['ixx_kgm2']                  # > 0
+    assert 'allowed: > 0 and <= 10000000 kg m^2' in message(inertia, 0.0)
+    assert check(inertia, 1) == 1.0
