@@ -117,7 +117,8 @@ SIM_PARAMS = (
 # Per simulated vehicle, under agents.<name>. in the sim node.
 AGENT_PARAMS = (
     NodeParam('vehicle', 'str', 'polaris', 'Vehicle model and topic set.', choices=VEHICLES),
-    NodeParam('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics (empty: none).'),
+    NodeParam('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics, relative to '
+              "the sim node's own (empty: the sim node's namespace)."),
     NodeParam('frame_prefix', 'str', '', 'Prefix of the vehicle\'s frame names, e.g. agent1/ '
               '(utm and map are shared).'),
     NodeParam('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '

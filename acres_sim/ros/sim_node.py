@@ -139,7 +139,10 @@ class _Agent:
                              [None], np.zeros(3), rates, steps, self.site), ins
 
     def topic(self, name):
-        return f'/{self.ns}/{name}' if self.ns else f'/{name}'
+        """Topic ``name`` of this vehicle, relative: in its namespace below the
+        sim node's (which launch may push), so the whole rig moves with it."""
+        ns = self.ns.strip('/')
+        return f'{ns}/{name}' if ns else name
 
 
 class SimNode(Node):
@@ -202,7 +205,7 @@ class SimNode(Node):
         twist = m.twist if isinstance(m, TwistStamped) else m
         checked = check_command(float(twist.linear.x), float(twist.angular.z), agent.vehicle)
         if checked.problem:
-            self.get_logger().warning(f'{agent.topic("cmd_vel")}: {checked.problem}',
+            self.get_logger().warning(f'{agent.cmd_vel_sub.topic_name}: {checked.problem}',
                                       throttle_duration_sec=LOG_THROTTLE_S)
         if checked.refused:
             return
@@ -230,7 +233,7 @@ class SimNode(Node):
 
     def check_cmd_vel_types(self):
         """Warn (throttled) of cmd_vel publishers whose type the sim does not take."""
-        problem = cmd_vel_mismatches(self, [a.topic('cmd_vel') for a in self.agents],
+        problem = cmd_vel_mismatches(self, [a.cmd_vel_sub.topic_name for a in self.agents],
                                      self.cmd_vel_type)
         if problem:
             self.get_logger().warning(problem, throttle_duration_sec=LOG_THROTTLE_S)
@@ -243,7 +246,7 @@ class SimNode(Node):
         truth: at once if its /clock is heard (it runs), else if it is still
         there after ``wait_s`` (one that was killed leaves the graph only when
         its lease runs out)."""
-        topics = ['/clock', *(a.topic(TRUTH_TOPIC) for a in self.agents)]
+        topics = ['/clock', *(a.truth_pub.topic_name for a in self.agents)]
         found = other_simulators(self, topics)
         if found is None:
             return
@@ -321,7 +324,7 @@ class SimNode(Node):
             ready = sum(1 for agent, _k, _t in self.progress.values() if agent is a)
             have = min(ready, a.truth_pub.get_subscription_count())
             if have < a.sensors_expected:
-                missing.append((f'{a.topic(TRUTH_TOPIC)} (sensor nodes ready)', have,
+                missing.append((f'{a.truth_pub.topic_name} (sensor nodes ready)', have,
                                 a.sensors_expected))
         if self.start_subscribers:
             outputs = [self.clock_pub, *(p for a in self.agents for p in a.pubs.values())]
@@ -462,7 +465,7 @@ class SimNode(Node):
             if self.step - k > self.cmd_vel_timeout_steps:
                 if command[1] != 0.0 or command[2] != 0.0:
                     self.get_logger().warning(
-                        f'{agent.topic("cmd_vel")}: no command for more than '
+                        f'{agent.cmd_vel_sub.topic_name}: no command for more than '
                         f'{self.cmd_vel_timeout_steps / PHYSICS_HZ:g} s; stopping',
                         throttle_duration_sec=LOG_THROTTLE_S)
                 speed = yaw_rate = 0.0
