@@ -172,6 +172,16 @@ def test_up_says_which_keys_packaged_files_set_under_a_config_file(tmp_path, cap
     assert capsys.readouterr().err == ''
 
 
+def test_record_says_which_keys_packaged_files_set_under_a_config_file(tmp_path, capsys):
+    path = user_config(tmp_path)
+    out = tmp_path / 'run'
+    assert main(['record', '--duration', '0.5', '--out', str(out), '--no-progress',
+                 '--config', str(path)]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if 'note:' in line]
+    assert len(notes) == 1 and notes[0].startswith('acres-sim: note: mine.yaml leaves ')
+    assert 'sensors_polaris.yaml' in notes[0]
+
+
 @pytest.mark.parametrize('args, message', [
     (['--namespace', 'de mo'], "namespace = 'de mo'; allowed:"),
     (['--set', 'gnss.hz=500'], 'gnss.hz = 500'),
