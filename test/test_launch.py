@@ -473,24 +473,38 @@ def include_rig(name, arguments, push=None, declare=()):
 
 
 def run_launch(description):
-    """Run ``description`` in a LaunchService; its exit status."""
+    """Run ``description`` in a LaunchService: its exit status and the lines
+    launch logged (its loggers do not propagate, so a handler of our own)."""
+    import logging
+
     from launch import LaunchService
+
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
 
     service = LaunchService(noninteractive=True)
     service.include_launch_description(description)
-    return service.run()
+    logger, keep = logging.getLogger('launch'), Keep()
+    logger.addHandler(keep)
+    try:
+        return service.run(), '\n'.join(lines)
+    finally:
+        logger.removeHandler(keep)
 
 
 @pytest.mark.parametrize('push', [None, 'demo'])
-def test_launched_with_an_undeclared_argument_ends_at_once(caplog, push):
+def test_launched_with_an_undeclared_argument_ends_at_once(push):
     """An included rig.launch.py given an argument it does not declare ends the
     launch (status 1) with one line naming it, before any node starts; the
     including file's own arguments and its pushed namespace are not reported."""
     import_launch()
     description = include_rig(RIG_FILE, {'rig': 'polaris', 'namespce': 'x'}, push=push,
                               declare=['use_rviz'])
-    assert run_launch(description) == 1
-    err = caplog.text
+    status, err = run_launch(description)
+    assert status == 1, err
     lines = [line for line in err.splitlines() if 'unknown launch argument' in line]
     assert len(lines) == 1, err
     assert "unknown launch argument 'namespce' of rig.launch.py (did you mean 'namespace'?)" \
@@ -498,14 +512,14 @@ def test_launched_with_an_undeclared_argument_ends_at_once(caplog, push):
     assert 'use_rviz' not in err and 'ros_namespace' not in err
 
 
-def test_launched_including_files_arguments_are_not_the_rigs(caplog):
+def test_launched_including_files_arguments_are_not_the_rigs():
     """The arguments an including file declares for itself reach every included
     file as launch configurations: they are not reported as ours (the launch
     goes on to the rig's own check, here a value out of range)."""
     import_launch()
     description = include_rig('polaris', {'agents': '0'}, push='demo', declare=['use_rviz'])
-    assert run_launch(description) == 1
-    err = caplog.text
+    status, err = run_launch(description)
+    assert status == 1, err
     assert 'agents = 0: allowed 1 to 100' in err and 'unknown launch argument' not in err, err
 
 
