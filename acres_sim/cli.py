@@ -17,6 +17,7 @@ import sys
 
 from acres_sim import __version__
 from acres_sim.config import ConfigError, read_layer, resolve
+from acres_sim.config.loader import packaged_notice
 from acres_sim.config.options import (add_config_arguments, config_from_args,
                                       overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
@@ -45,6 +46,9 @@ def cmd_config_show(args):
     print(f'# acres_sim {__version__}: resolved configuration, {rig}; every value checked.')
     print('# Comments give the unit and where each value came from.' if args.sources else
           '# Comments give the unit and the meaning of each key.')
+    notice = packaged_notice(args.opt_config, config)
+    if notice:
+        print(f'# {notice}')
     sys.stdout.write(config.to_params_yaml('sources' if args.sources else 'units'))
     return 0
 
@@ -99,6 +103,7 @@ def _record(args, stop):
     if not 1 <= args.agents <= MAX_AGENTS:
         raise UsageError(f'--agents {args.agents}: allowed 1 to {MAX_AGENTS}')
     config = config_from_args(args)
+    _print_notice(packaged_notice(args.opt_config, config))
     progress = not args.no_progress and sys.stderr.isatty()
     out = Path(args.out)
     try:
@@ -126,6 +131,12 @@ def _record(args, stop):
     return stop.exit_status if episode['cut_short'] else 0      # 130 Ctrl-C, 143 SIGTERM
 
 
+def _print_notice(notice):
+    """A packaged_notice on stderr (nothing for None)."""
+    if notice:
+        print(f'acres-sim: note: {notice}', file=sys.stderr)
+
+
 def cmd_bag_repair(args):
     from acres_sim.record.repair import RepairError, repair_bag
 
@@ -145,7 +156,7 @@ def cmd_bag_repair(args):
 
 def cmd_up(args):
     from acres_sim.network import network_environment
-    from acres_sim.rig import RigOptions, rig_nodes
+    from acres_sim.rig import RigOptions, rig_config_notice, rig_nodes
     from acres_sim.up import run_nodes
 
     if args.duration is not None and not 0.0 < args.duration <= MAX_DURATION_S:
@@ -167,9 +178,11 @@ def cmd_up(args):
     options = RigOptions(agents=args.agents, route=args.route, rtf=args.rtf,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
-                         site_file=args.opt_site, sim=sim, network=args.network)
+                         site_file=args.opt_site, sim=sim, network=args.network,
+                         namespace=args.namespace)
     nodes = rig_nodes(args.rig, options)
     network = network_environment(args.network)[1]
+    _print_notice(rig_config_notice(args.rig, options))
     if args.print_nodes is not None:
         return _print_nodes(nodes, args.print_nodes, network)
     print(f'acres-sim up: {network}', file=sys.stderr)
@@ -440,6 +453,10 @@ def build_parser():
                     help='N copies of the vehicle of a one-vehicle rig (agent k in namespace '
                          'agent<k>, with its own seeds)')
     up.add_argument('--route', metavar='NAME|FILE', help='route of every vehicle')
+    up.add_argument('--namespace', default='', metavar='NS',
+                    help='ROS namespace of the whole rig: every topic but /clock, /tf, '
+                         '/tf_static and /diagnostics under /NS (a vehicle\'s own namespace '
+                         'nests below it)')
     up.add_argument('--cmd-vel-type', choices=['twist', 'twist_stamped'],
                     help='message type of cmd_vel (default twist)')
     up.add_argument('--cmd-vel-timeout', type=float, metavar='S',

@@ -8,7 +8,7 @@ A rig file (``config/rigs/<name>.yaml``, or any file of that form)::
     vehicles:
       - name: agent0            # key of the vehicle's parameters in the sim node
         vehicle: polaris        # polaris or maxxum: physics, topic set, sensor overlay
-        namespace: ""           # ROS namespace of its topics ("" = none)
+        namespace: ""           # ROS namespace of its topics, relative ("" = the rig's)
         frame_prefix: ""        # prefix of its frame names (utm and map are shared)
         agent_index: 0          # seed offsets (DESIGN §4): 7919 * index per stream
         route: acre_demo        # optional: a packaged route or a file; else the default
@@ -21,6 +21,13 @@ or the launch arguments), checked key by key.  The sim node simulates all
 vehicles and gets every vehicle's configuration under ``agents.<name>.``; each
 vehicle with the GNSS receiver or the IMU on gets a ``gnss_node`` /
 ``imu_node`` in its namespace with its configuration at the top level.
+
+Namespaces are relative: the sim node sits in the rig's namespace (the
+option ``namespace``, "" by default), each vehicle's sensor nodes in the
+vehicle's namespace below it, and every node names its topics relative to
+its own namespace (only ``/clock``, ``/tf``, ``/tf_static`` and
+``/diagnostics`` are absolute).  So ``namespace: demo`` -- or a namespace that
+launch pushes onto the whole rig -- moves every other topic under ``/demo``.
 """
 
 from dataclasses import dataclass, field, replace
@@ -29,7 +36,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from acres_sim.config.loader import config_dir, load_config, read_document
+from acres_sim.config.loader import config_dir, load_config, packaged_notice, read_document
 from acres_sim.config.node_params import (AGENT_PARAMS, FAST_OUTPUT_DEPTH, OUTPUT_DEPTH,
                                           SIM_PARAMS, VEHICLES, sim_param)
 from acres_sim.config.schema import KEYS, key
@@ -38,8 +45,8 @@ from acres_sim.core.routes import load_route
 from acres_sim.network import network_environment
 
 __all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'KILL_GRACE_S', 'NodeSpec', 'Rig', 'RigOptions',
-           'STOP_GRACE_S', 'agent_parameters', 'load_rig', 'rig_names', 'rig_nodes',
-           'ros_parameter_value', 'rigs_dir']
+           'STOP_GRACE_S', 'agent_parameters', 'check_namespace', 'load_rig', 'rig_config_notice',
+           'rig_names', 'rig_nodes', 'ros_parameter_value', 'rigs_dir']
 
 DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
 MAX_AGENTS = 100
@@ -116,6 +123,7 @@ class RigOptions:
     site_file: Optional[str] = None      # instead of the packaged site.yaml
     sim: dict = field(default_factory=dict)    # other sim node parameters (SIM_PARAMS)
     network: str = 'loopback'            # 'lan': DDS discovery beyond this machine (network.py)
+    namespace: str = ''                  # of the whole rig; each vehicle's nests below it
 
 
 def rigs_dir() -> Path:
@@ -189,6 +197,21 @@ def _agent(entry, i, source):
                for name_, value in _flat(sensors).items()}
     return AgentSpec(name, vehicle, entry.get('namespace', ''), entry.get('frame_prefix', ''),
                      index, route, sensors)
+
+
+def check_namespace(value, where='namespace'):
+    """A rig namespace in normal form: '' or names joined by '/' (a leading '/'
+    is dropped: a rig's namespace is always relative, so that a namespace that
+    launch pushes still applies); ConfigError naming ``where`` otherwise."""
+    text = value.lstrip('/') if isinstance(value, str) else value
+    if not isinstance(text, str) or not _NAMESPACE.match(text):
+        raise ConfigError(f'{where} = {value!r}; allowed: empty, or names of letters, digits '
+                          'and _ joined by /, e.g. demo or farm/rig1')
+    return text
+
+
+def _join(*namespaces):
+    return '/'.join(n for n in namespaces if n)
 
 
 def _flat(tree, prefix=''):
@@ -291,6 +314,7 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     """The nodes of ``rig`` (a Rig or a rig name/file) with ``options``: the sim
     node first, then per vehicle its GNSS and IMU nodes."""
     rig = with_options(rig if isinstance(rig, Rig) else load_rig(rig), options)
+    namespace = check_namespace(options.namespace)
     sim_values = {p.name: p.default for p in SIM_PARAMS}
     for name, value in options.sim.items():
         if name not in sim_values:
@@ -323,13 +347,24 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
         for executable, on in (('gnss_node', config['gnss.enabled']),
                                ('imu_node', config['imu.enabled'])):
             if on:
-                sensors.append(NodeSpec(executable, executable, agent.namespace,
+                sensors.append(NodeSpec(executable, executable, _join(namespace, agent.namespace),
                                         dict(node_params)))
     env = network_environment(options.network)[0]
     if sim_values['rtf'] == 0.0:
         env.update(fast_repair_environment())
     return [replace(node, env=dict(env))
-            for node in [NodeSpec('sim_node', 'sim_node', '', sim), *sensors]]
+            for node in [NodeSpec('sim_node', 'sim_node', namespace, sim), *sensors]]
+
+
+def rig_config_notice(rig, options: RigOptions = RigOptions()):
+    """The one line of :func:`acres_sim.config.loader.packaged_notice` over the
+    vehicles of ``rig`` with ``options`` (None without a config file of the
+    user's, or when it sets every key the packaged files would)."""
+    if not options.config_file:
+        return None
+    rig = with_options(rig if isinstance(rig, Rig) else load_rig(rig), options)
+    return packaged_notice(options.config_file,
+                           [agent_config(agent, options) for agent in rig.agents])
 
 
 def fast_repair_environment(environ=None):

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from acres_sim.cli import main
-from acres_sim.config import load_config, read_layer
+from acres_sim.config import config_dir, load_config, read_layer
 from acres_sim.config.render import parameters_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +135,55 @@ def test_up_prints_the_nodes_of_a_rig(capsys):
     assert 'seed: 9' in out and 'ros__parameters' in out
 
 
+def test_up_with_a_namespace_prints_every_node_under_it(capsys):
+    assert main(['up', '--rig', 'mixed', '--namespace', 'demo', '--print-nodes']) == 0
+    out = capsys.readouterr().out
+    assert out.count('# /demo/') == 7 and '# /demo/maxxum2/imu_node: imu_node' in out
+    assert out.count('__ns:=/demo ') == 1 and '__ns:=/demo/maxxum2 ' in out
+
+
+def user_config(tmp_path):
+    """A config file of the user's that sets a key of the Polaris overlay."""
+    path = tmp_path / 'mine.yaml'
+    path.write_text('/**:\n  ros__parameters:\n    mount_frame: "chassis"\n')
+    return path
+
+
+def test_show_sources_says_which_keys_packaged_files_set_under_a_config_file(tmp_path, capsys):
+    path = user_config(tmp_path)
+    assert main(['config', 'show', '--sources', '--config', str(path)]) == 0
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if 'packaged files' in line]
+    assert len(notes) == 1 and notes[0].startswith('# mine.yaml leaves ') \
+        and 'sensors_polaris.yaml' in notes[0] and 'site.yaml' in notes[0]
+    assert f'mount_frame: "chassis"  # {path}' in out
+    assert f'# US survey ft; {config_dir() / "site.yaml"}' in out   # origin_source_ft
+    assert main(['config', 'show', '--sources']) == 0
+    assert 'packaged files' not in capsys.readouterr().out
+
+
+def test_up_says_which_keys_packaged_files_set_under_a_config_file(tmp_path, capsys):
+    path = user_config(tmp_path)
+    assert main(['up', '--rig', 'mixed', '--config', str(path), '--print-nodes']) == 0
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.startswith('acres-sim: note: mine.yaml leaves ')
+    assert 'sensors_polaris.yaml' in err and 'sensors_maxxum.yaml' in err
+    assert main(['up', '--rig', 'mixed', '--print-nodes']) == 0
+    assert capsys.readouterr().err == ''
+
+
+def test_record_says_which_keys_packaged_files_set_under_a_config_file(tmp_path, capsys):
+    path = user_config(tmp_path)
+    out = tmp_path / 'run'
+    assert main(['record', '--duration', '0.5', '--out', str(out), '--no-progress',
+                 '--config', str(path)]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if 'note:' in line]
+    assert len(notes) == 1 and notes[0].startswith('acres-sim: note: mine.yaml leaves ')
+    assert 'sensors_polaris.yaml' in notes[0]
+
+
 @pytest.mark.parametrize('args, message', [
+    (['--namespace', 'de mo'], "namespace = 'de mo'; allowed:"),
     (['--set', 'gnss.hz=500'], 'gnss.hz = 500'),
     (['--rig', 'tank'], "unknown rig 'tank'"),
     (['--duration', '0'], '--duration 0: allowed 0 < S'),

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from acres_sim.config import KEYS, ConfigError, config_dir, key, load_config, read_layer
+from acres_sim.config.loader import packaged_keys, packaged_notice
 from acres_sim.config.render import params_yaml
 
 DATA = Path(__file__).parent / 'data'
@@ -190,9 +191,85 @@ def test_site_file_wins_over_the_datum_keys_of_a_sensor_file(tmp_path):
     config = load_config(config_file=DATA / 'sensors.json', site_file=site)
     assert config['gnss.datum.start_utc'] == '2030-01-01T00:00:00Z'
     assert config.sources['gnss.datum.start_utc'] == str(site)
-    # the game's sensors.json sets the geoid too; the packaged site.yaml has the final word
-    assert load_config(config_file=DATA / 'sensors.json').sources['gnss.datum.geoid.n0_m'] \
-        == str(config_dir() / 'site.yaml')
+    # the game's sensors.json sets the geoid too: a complete configuration, so the
+    # packaged site.yaml only fills in what it leaves out (the tile's origin)
+    game = load_config(config_file=DATA / 'sensors.json')
+    assert game.sources['gnss.datum.geoid.n0_m'] == str(DATA / 'sensors.json')
+    assert game.sources['site.origin_source_ft'] == str(config_dir() / 'site.yaml')
+
+
+# A user's complete configuration that also sets keys of the packaged Polaris
+# overlay (mount_frame, the antenna) and of site.yaml (the datum's start time).
+USER_CONFIG = """/**:
+  ros__parameters:
+    mount_frame: "chassis"
+    gnss:
+      hz: 5.0
+      antenna_flu_m: [0.0, 0.5, 1.9]
+      datum:
+        start_utc: "2031-05-01T08:00:00Z"
+"""
+USER_KEYS = {'mount_frame': 'chassis', 'gnss.hz': 5.0, 'gnss.antenna_flu_m': [0.0, 0.5, 1.9],
+             'gnss.datum.start_utc': '2031-05-01T08:00:00Z'}
+
+
+@pytest.mark.parametrize('rig', ['polaris', 'maxxum'])
+def test_a_config_file_is_complete_the_packaged_files_only_fill_in(tmp_path, rig):
+    """--config (the spec's -SensorConfig=): no packaged file overrides a key it
+    sets; the packaged overlay and site.yaml set the keys it does not."""
+    path = tmp_path / 'mine.yaml'
+    path.write_text(USER_CONFIG)
+    config = load_config(rig=rig, config_file=path)
+    for name, value in USER_KEYS.items():
+        assert config[name] == value and config.sources[name] == str(path), name
+    for packaged in (config_dir() / f'sensors_{rig}.yaml', config_dir() / 'site.yaml'):
+        for name, value in read_layer(packaged).items():
+            if name not in USER_KEYS:
+                assert config[name] == value and config.sources[name] == str(packaged), name
+    # a packaged sensors.yaml takes no part: the schema's defaults fill the rest
+    assert config.sources['imu.hz'] == 'default'
+
+
+def test_files_and_options_the_user_gives_still_apply_over_a_config_file(tmp_path):
+    """--site and --vehicle-config are the user's choice too: they win as before,
+    and the command line wins over every file."""
+    path = tmp_path / 'mine.yaml'
+    path.write_text(USER_CONFIG)
+    site = tmp_path / 'site.yaml'
+    site.write_text('/**:\n  ros__parameters:\n    gnss:\n      datum:\n'
+                    '        start_utc: "2032-01-01T00:00:00Z"\n')
+    config = load_config(rig='polaris', config_file=path, site_file=site,
+                         overlay_file=DATA / 'sensors_polaris.json', overrides={'gnss.hz': 2.0})
+    assert config['gnss.datum.start_utc'] == '2032-01-01T00:00:00Z'
+    assert config['mount_frame'] == 'base_footprint'                # the game's overlay
+    assert config.sources['mount_frame'] == str(DATA / 'sensors_polaris.json')
+    assert config['gnss.hz'] == 2.0 and config.sources['gnss.hz'] == 'command line'
+    # without a config file of the user's, the packaged files apply in their order
+    assert load_config(rig='polaris')['mount_frame'] == 'base_footprint'
+
+
+def test_the_notice_names_each_packaged_file_and_how_many_keys_it_set(tmp_path):
+    path = tmp_path / 'mine.yaml'
+    path.write_text(USER_CONFIG)
+    overlay = read_layer(config_dir() / 'sensors_polaris.yaml')
+    site = read_layer(config_dir() / 'site.yaml')
+    config = load_config(rig='polaris', config_file=path)
+    notice = packaged_notice(str(path), config)
+    n_overlay = len(set(overlay) - set(USER_KEYS))
+    n_site = len(set(site) - set(USER_KEYS))
+    assert notice.startswith(f'mine.yaml leaves {n_overlay + n_site} keys to packaged files: ')
+    assert f'site.yaml {n_site} (' in notice and f'sensors_polaris.yaml {n_overlay} (' in notice
+    assert 'mount_frame' not in notice and '\n' not in notice
+    assert packaged_keys(config) == {
+        'site.yaml': [k.name for k in KEYS if k.name in site and k.name not in USER_KEYS],
+        'sensors_polaris.yaml': [k.name for k in KEYS
+                                 if k.name in overlay and k.name not in USER_KEYS]}
+    assert packaged_notice(None, config) is None                 # no config file of the user's
+    # a file that sets every key the packaged files would: nothing to say
+    everything = tmp_path / 'all.yaml'
+    everything.write_text(load_config(rig='polaris').to_params_yaml())
+    assert packaged_notice(str(everything),
+                           load_config(rig='polaris', config_file=everything)) is None
 
 
 def test_added_outages_extend_the_last_layer_that_sets_them(tmp_path):

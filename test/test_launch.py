@@ -40,8 +40,9 @@ import yaml
 
 from acres_sim.config import ConfigError
 from acres_sim.rig import RigOptions, rig_names, rig_nodes
-from acres_sim.ros.launch_description import (launch_arguments, options_from_launch_arguments,
-                                              sim_node_ended)
+from acres_sim.ros.launch_description import (LAUNCH_OWN_ARGUMENTS, launch_arguments,
+                                              options_from_launch_arguments, sim_node_ended,
+                                              unknown_arguments)
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_DIR = ROOT / 'launch'
@@ -54,7 +55,8 @@ RIG_FILE = 'rig'
 
 # Every launch argument but rig (rig.launch.py only).
 OPTION_ARGUMENTS = {
-    'seed', 'noise', 'agents', 'route', 'use_sim_time', 'rtf', 'duration', 'cmd_vel_type',
+    'namespace', 'seed', 'noise', 'agents', 'route', 'use_sim_time', 'rtf', 'duration',
+    'cmd_vel_type',
     'publish_tf', 'follow_route', 'start_timeout', 'wait_for_subscribers', 'lookahead', 'gnss',
     'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site', 'network'}
 
@@ -193,7 +195,7 @@ def test_arguments_map_to_rig_options():
         'start_timeout': '5', 'follow_route': 'false', 'wait_for_subscribers': '1',
         'lookahead': '3', 'gnss': 'true', 'imu': 'false', 'ins': 'true', 'gnss_hz': '5',
         'imu_hz': '100.0', 'delay': '0', 'gnss_start': 'cold', 'config': '/x/sensors.yaml',
-        'site': 'site.yaml', 'network': 'lan', 'rig': 'ignored here'}
+        'site': 'site.yaml', 'network': 'lan', 'namespace': 'demo/rig1', 'rig': 'ignored here'}
     assert options_from_launch_arguments(values) == RigOptions(
         seed=7, noise=False, agents=3, route='loop', rtf=0, duration_s=12.5,
         use_sim_time=False,
@@ -202,7 +204,7 @@ def test_arguments_map_to_rig_options():
         config_file='/x/sensors.yaml', site_file='site.yaml',
         sim={'cmd_vel.type': 'twist_stamped', 'publish_tf': False, 'start_timeout_s': 5,
              'follow_route': False, 'start_subscribers': 1, 'lookahead_steps': 3},
-        network='lan')
+        network='lan', namespace='demo/rig1')
 
 
 def test_empty_or_missing_arguments_are_not_given():
@@ -247,6 +249,30 @@ def test_bad_arguments_raise_one_line_config_error(values, message):
         rig_nodes('polaris', options_from_launch_arguments(values))
     text = str(caught.value)
     assert message in text and '\n' not in text, text
+
+
+@pytest.mark.parametrize('rig, names, message', [
+    ('polaris', ['seed', 'namespce'], "unknown launch argument 'namespce' of polaris.launch.py "
+                                      "(did you mean 'namespace'?); allowed: namespace, seed, "),
+    ('maxxum', ['rig'], "unknown launch argument 'rig' of maxxum.launch.py; allowed: namespace"),
+    (None, ['rig', 'use_rviz', 'x'], "unknown launch argument 'use_rviz' of rig.launch.py; "
+                                     'allowed: rig, namespace, seed, '),
+])
+def test_an_undeclared_argument_is_one_config_error(rig, names, message):
+    """An argument the launch file does not declare is named, with the allowed ones."""
+    error = unknown_arguments(names, rig, f'{rig or RIG_FILE}.launch.py')
+    assert isinstance(error, ConfigError)
+    text = str(error)
+    assert text.startswith(message) and '\n' not in text, text
+    assert text.endswith(', '.join(a.name for a in launch_arguments(rig)))
+
+
+@pytest.mark.parametrize('rig', [*FIXED_RIGS, None])
+def test_declared_and_launchs_own_arguments_pass(rig):
+    """Every declared argument, and those launch itself reads (launch-prefix, ...)."""
+    names = [a.name for a in launch_arguments(rig)] + list(LAUNCH_OWN_ARGUMENTS)
+    assert unknown_arguments(names, rig) is None
+    assert unknown_arguments([], rig) is None
 
 
 # --- launch introspection: needs launch and launch_ros -----------------------
@@ -430,6 +456,92 @@ def test_launched_bad_argument_raises_config_error():
         launched_nodes(RIG_FILE, {'rig': 'nowhere'})
 
 
+def include_rig(name, arguments, push=None, declare=()):
+    """A user's LaunchDescription: ``declare`` arguments of its own, then
+    launch/<name>.launch.py included with ``arguments`` (inside a group that
+    pushes the namespace ``push``, if given)."""
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, GroupAction, IncludeLaunchDescription
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+    from launch_ros.actions import PushRosNamespace
+
+    include = IncludeLaunchDescription(PythonLaunchDescriptionSource(str(launch_file(name))),
+                                       launch_arguments=list(arguments.items()))
+    body = GroupAction([PushRosNamespace(push), include]) if push else include
+    return LaunchDescription([*(DeclareLaunchArgument(n, default_value='x') for n in declare),
+                              body])
+
+
+def run_launch(description):
+    """Run ``description`` in a LaunchService: its exit status and the lines
+    launch logged (its loggers do not propagate, so a handler of our own)."""
+    import logging
+
+    from launch import LaunchService
+
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    service = LaunchService(noninteractive=True)
+    service.include_launch_description(description)
+    logger, keep = logging.getLogger('launch'), Keep()
+    logger.addHandler(keep)
+    try:
+        return service.run(), '\n'.join(lines)
+    finally:
+        logger.removeHandler(keep)
+
+
+@pytest.mark.parametrize('push', [None, 'demo'])
+def test_launched_with_an_undeclared_argument_ends_at_once(push):
+    """An included rig.launch.py given an argument it does not declare ends the
+    launch (status 1) with one line naming it, before any node starts; the
+    including file's own arguments and its pushed namespace are not reported."""
+    import_launch()
+    description = include_rig(RIG_FILE, {'rig': 'polaris', 'namespce': 'x'}, push=push,
+                              declare=['use_rviz'])
+    status, err = run_launch(description)
+    assert status == 1, err
+    lines = [line for line in err.splitlines() if 'unknown launch argument' in line]
+    assert len(lines) == 1, err
+    assert "unknown launch argument 'namespce' of rig.launch.py (did you mean 'namespace'?)" \
+        in lines[0]
+    assert 'use_rviz' not in err and 'ros_namespace' not in err
+
+
+def test_launched_including_files_arguments_are_not_the_rigs():
+    """The arguments an including file declares for itself reach every included
+    file as launch configurations: they are not reported as ours (the launch
+    goes on to the rig's own check, here a value out of range)."""
+    import_launch()
+    description = include_rig('polaris', {'agents': '0'}, push='demo', declare=['use_rviz'])
+    status, err = run_launch(description)
+    assert status == 1, err
+    assert 'agents = 0: allowed 1 to 100' in err and 'unknown launch argument' not in err, err
+
+
+@pytest.mark.parametrize('arguments, pushed', [
+    ({'agents': '2'}, '/demo'),
+    ({'agents': '2', 'namespace': 'rig1'}, '/demo'),
+    ({'agents': '2', 'namespace': 'rig1'}, None),
+])
+def test_launched_nodes_nest_under_a_pushed_namespace(arguments, pushed):
+    """launch_ros puts each Node under the pushed namespace: the sim node in it
+    (and in namespace:=NS below it), each vehicle's sensor nodes below that."""
+    import_launch()
+    from launch_ros.utilities import make_namespace_absolute, prefix_namespace
+
+    nodes, _context = launched_nodes('polaris', arguments)
+    placed = [make_namespace_absolute(prefix_namespace(pushed, n._Node__node_namespace)) or '/'
+              for n in nodes]
+    inner = f'/{arguments["namespace"]}' if 'namespace' in arguments else ''
+    top = f'{pushed or ""}{inner}' or '/'
+    assert placed == [top, top, top, f'{top.rstrip("/")}/agent1', f'{top.rstrip("/")}/agent1']
+
+
 # --- a real launch: needs the launch_pytest plugin ---------------------------
 
 def launch_pytest_unavailable():
@@ -460,7 +572,8 @@ LAUNCH_PYTEST_UNAVAILABLE = launch_pytest_unavailable()
 
 # (launch file, its arguments besides RUN_ARGUMENTS, the rig it starts)
 LAUNCH_CASES = [('polaris', {}, 'polaris'), ('maxxum', {}, 'maxxum'),
-                (RIG_FILE, {'rig': 'maxxum', 'agents': '2'}, 'maxxum')]
+                (RIG_FILE, {'rig': 'maxxum', 'agents': '2'}, 'maxxum'),
+                (RIG_FILE, {'rig': 'polaris', 'agents': '2', 'namespace': 'demo'}, 'polaris')]
 # A short run that ends by itself: one simulated second, as fast as the nodes go.
 RUN_ARGUMENTS = {'duration': '1', 'rtf': '0', 'seed': '7', 'noise': 'false'}
 

@@ -10,6 +10,12 @@ Layers, each overriding the one before:
    ``--vehicle-config``),
 5. command-line overrides.
 
+A ``--config`` file is a complete configuration (the spec's -SensorConfig=):
+the packaged ``site.yaml`` and vehicle overlay only fill in the keys it does
+not set.  Files the user gives (``--site``, ``--vehicle-config``) still apply
+in the order above.  :func:`packaged_notice` says in one line which keys the
+packaged files filled in.
+
 Files are ROS 2 parameter files (``/**: ros__parameters:`` with the dotted key
 names nested), plain nested YAML, or JSON with the same nesting.  Every layer is
 checked key by key against the schema; the first mistake stops with one
@@ -40,8 +46,8 @@ from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 from acres_sim.config.validate import (ConfigError, check_config, check_value,
                                        parse_outage, unknown_key)
 
-__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'parse_yaml', 'read_document',
-           'read_layer', 'resolve', 'yaml_problem']
+__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'packaged_keys', 'packaged_notice',
+           'parse_yaml', 'read_document', 'read_layer', 'resolve', 'yaml_problem']
 
 PACKAGE = 'acres_sim'
 RIGS = {'polaris': 'sensors_polaris.yaml', 'maxxum': 'sensors_maxxum.yaml'}
@@ -291,11 +297,17 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
     """
     if rig is not None and rig not in RIGS:
         raise ConfigError(f"unknown rig '{rig}'; allowed: {' or '.join(RIGS)}")
-    files = [(config_file or config_dir() / 'sensors.yaml', 'config'),
-             (site_file or config_dir() / 'site.yaml', 'site')]
+    files = [(config_file or config_dir() / 'sensors.yaml', 'config', False),
+             (site_file or config_dir() / 'site.yaml', 'site', site_file is None)]
     if overlay_file or rig:
-        files.append((overlay_file or config_dir() / RIGS[rig], 'vehicle overlay'))
-    layers = [(str(f), read_layer(f, what)) for f, what in files]
+        files.append((overlay_file or config_dir() / RIGS[rig], 'vehicle overlay',
+                      overlay_file is None))
+    layers = [(str(f), read_layer(f, what)) for f, what, _packaged in files]
+    if config_file:      # a complete configuration: packaged files only fill the gaps
+        complete = layers[0][1]
+        layers = [(source, {n: v for n, v in layer.items() if n not in complete}
+                   if packaged else layer)
+                  for (source, layer), (_f, _w, packaged) in zip(layers, files)]
     command_line = {name: check_value(name, value, 'command line')
                     for name, value in (overrides or {}).items()}
     layers.append(('command line', command_line))
@@ -303,3 +315,38 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
         base = next((layer[OUTAGES] for _, layer in reversed(layers) if OUTAGES in layer), [])
         command_line[OUTAGES] = base + [parse_outage(o, 'command line') for o in add_outages]
     return resolve(layers)
+
+
+def packaged_keys(config: Config) -> dict:
+    """{packaged file name: [keys whose value it set]}, in schema order."""
+    folder = config_dir()
+    names = {str(folder / name): name for name in ('sensors.yaml', 'site.yaml', *RIGS.values())}
+    out = {}
+    for k in KEYS:
+        name = names.get(config.sources[k.name])
+        if name is not None:
+            out.setdefault(name, []).append(k.name)
+    return out
+
+
+def packaged_notice(config_file, configs, shown=3) -> Optional[str]:
+    """One line saying which keys packaged files set that ``config_file`` (the
+    user's complete configuration) leaves out, over ``configs`` (a Config or
+    one per vehicle); None without ``config_file`` or when it sets them all."""
+    if not config_file:
+        return None
+    per_file = {}
+    for config in [configs] if isinstance(configs, Config) else configs:
+        for name, keys in packaged_keys(config).items():
+            per_file.setdefault(name, {}).update(dict.fromkeys(keys))
+    if not per_file:
+        return None
+
+    def listed(keys):
+        more = ', ...' if len(keys) > shown else ''
+        return f'{len(keys)} ({", ".join(list(keys)[:shown])}{more})'
+
+    total = len({k for keys in per_file.values() for k in keys})
+    return (f'{Path(config_file).name} leaves {total} keys to packaged files: '
+            + ', '.join(f'{name} {listed(keys)}' for name, keys in per_file.items())
+            + '; acres-sim config show --sources names the file of every key')

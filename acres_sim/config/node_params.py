@@ -66,7 +66,8 @@ AGENT_NAMES = _param('agents.names', 'names', ['agent0'], 'Names of the simulate
 # Per simulated vehicle, under agents.<name>. in the sim node.
 AGENT_PARAMS = (
     _param('vehicle', 'str', 'polaris', 'Vehicle model and topic set.', choices=VEHICLES),
-    _param('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics (empty: none).'),
+    _param('namespace', 'str', '', 'ROS namespace of the vehicle\'s topics, relative to '
+           "the sim node's own (empty: the sim node's namespace)."),
     _param('frame_prefix', 'str', '', 'Prefix of the vehicle\'s frame names, e.g. agent1/ '
            '(utm and map are shared).'),
     _param('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '

@@ -78,6 +78,16 @@ class Vehicle:
             return name
         return f'/{self.namespace}/{name}' if self.namespace else f'/{name}'
 
+    def relative_topic(self, name):
+        """The name the live nodes use: relative, in the vehicle's namespace below
+        the node's own (which launch may push), so that the whole rig moves with
+        it; a global one ('/...') as it is.  :meth:`topic` is this name in a rig
+        at the root, as the recorder's bag has it."""
+        if name.startswith('/'):
+            return name
+        ns = self.namespace.strip('/')
+        return f'{ns}/{name}' if ns else name
+
 
 def vehicle_route(vehicle_name, route=None):
     """The route a vehicle drives: ``route`` (a packaged name or a route file),

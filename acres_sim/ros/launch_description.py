@@ -16,23 +16,38 @@ prints it as "Caught exception in launch ...") and exit status 1.
 DDS stays on this machine unless ``network:=lan`` or the user set the ROS
 discovery variables (:mod:`acres_sim.network`, as for ``acres-sim up``): the
 nodes get the variables in their environment and the launch logs one line.
+
+``namespace:=NS`` puts the rig under NS, below any namespace that a
+``PushRosNamespace`` of an including launch file pushed (the Node actions get
+relative namespaces, and the nodes relative topic names).  An argument that
+the launch file does not declare ends the launch with one line naming it and
+the allowed ones (:func:`unknown_arguments`): launch itself would only set it
+as a launch configuration and go on.
 """
 
 from dataclasses import dataclass
+import difflib
 import os
+import sys
 
 from acres_sim.config.loader import parse_value
 from acres_sim.config.node_params import sim_param
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 from acres_sim.network import NETWORKS, network_environment
-from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S, RigOptions, rig_names, rig_nodes
+from acres_sim.rig import (KILL_GRACE_S, STOP_GRACE_S, RigOptions, rig_config_notice, rig_names,
+                           rig_nodes)
 
-__all__ = ['Argument', 'launch_arguments', 'options_from_launch_arguments',
-           'rig_launch_description']
+__all__ = ['Argument', 'LAUNCH_OWN_ARGUMENTS', 'launch_arguments', 'options_from_launch_arguments',
+           'rig_launch_description', 'unknown_arguments']
 
 PACKAGE = 'acres_sim'
 DEFAULT_RIG = 'polaris'
+
+# Launch configurations that launch itself reads from any launch file's
+# arguments (ros2 launch --launch-prefix passes launch-prefix:=...): accepted.
+LAUNCH_OWN_ARGUMENTS = ('launch-prefix', 'launch-prefix-filter', 'emulate_tty',
+                        'sigterm_timeout', 'sigkill_timeout')
 
 # Launch argument -> sensor key set in every vehicle's configuration.
 SENSOR_ARGUMENTS = {
@@ -98,6 +113,10 @@ def launch_arguments(rig=None):
                              + ', '.join(rig_names()) + ') or a rig file.')]
     return [
         *(rig_argument if rig is None else []),
+        Argument('namespace', '', 'ROS namespace of the whole rig, below any pushed one: every '
+                                  'topic but /clock, /tf, /tf_static and /diagnostics moves '
+                                  "under it (a vehicle's own namespace nests below). Empty: "
+                                  'none.'),
         Argument('seed', '', f'{key("seed").description} Allowed: {key("seed").allowed()}. '
                              'Empty: as configured.'),
         Argument('noise', '', "false: no errors, biases or noise (the spec's no-noise "
@@ -160,7 +179,48 @@ def options_from_launch_arguments(values):
                       route=path('route'), rtf=value('rtf'), duration_s=value('duration'),
                       use_sim_time=use_sim_time, overrides=overrides,
                       config_file=path('config'), site_file=path('site'), sim=sim,
-                      network=given.get('network', NETWORKS[0]))
+                      network=given.get('network', NETWORKS[0]),
+                      namespace=given.get('namespace', ''))
+
+
+def unknown_arguments(names, rig=None, launch_file='this launch file'):
+    """None, or the ConfigError (one line) for the first of ``names`` (the
+    launch arguments given) that :func:`launch_arguments` of ``rig`` does not
+    declare, with the allowed names."""
+    allowed = [a.name for a in launch_arguments(rig)]
+    unknown = [name for name in names if name not in allowed and name not in LAUNCH_OWN_ARGUMENTS]
+    if not unknown:
+        return None
+    close = difflib.get_close_matches(unknown[0], allowed, n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ''
+    return ConfigError(f"unknown launch argument '{unknown[0]}' of {launch_file}{hint}; "
+                       f'allowed: {", ".join(allowed)}')
+
+
+def arguments_given(context):
+    """The names of the launch arguments that the IncludeLaunchDescription
+    including this launch file gave it (``ros2 launch`` includes the file
+    it runs with the command line's NAME:=VALUE), or None if there is none.
+
+    launch does not tell an included description which arguments are its
+    own: it sets them as launch configurations, among those of the including
+    files.  The include that is being executed is the nearest
+    IncludeLaunchDescription among the entities launch is visiting, i.e. on
+    the call stack of its visit_all_entities_and_collect_futures.
+    """
+    from launch.actions import IncludeLaunchDescription
+    from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
+    from launch.utilities import visit_all_entities_and_collect_futures as visit
+
+    code = getattr(visit, '__code__', None)
+    frame = sys._getframe(1)
+    while frame is not None:
+        entity = frame.f_locals.get('entity') if frame.f_code is code else None
+        if isinstance(entity, IncludeLaunchDescription):
+            return [perform_substitutions(context, normalize_to_list_of_substitutions(name))
+                    for name, _value in entity.launch_arguments]
+        frame = frame.f_back
+    return None
 
 
 def rig_launch_description(rig=None):
@@ -177,18 +237,26 @@ def rig_launch_description(rig=None):
 
 
 def launch_nodes(context, rig=None):
-    """A LogInfo of where DDS goes, then the Node actions of ``rig`` with the
-    launch arguments of ``context`` (the body of the OpaqueFunction; a
-    ConfigError ends the launch)."""
+    """A LogInfo of where DDS goes (and one of the keys that packaged files
+    set under a ``config:=FILE`` of the user's), then the Node actions of
+    ``rig`` with the launch arguments of ``context`` (the body of the
+    OpaqueFunction; an undeclared argument or a ConfigError ends the launch)."""
     from launch.actions import LogInfo
     from launch.substitutions import LaunchConfiguration
 
+    path = context.get_locals_as_dict().get('current_launch_file_path')
+    error = unknown_arguments(arguments_given(context) or [], rig,
+                              os.path.basename(path) if path else 'this launch file')
+    if error:
+        raise error
     values = {a.name: LaunchConfiguration(a.name, default='').perform(context)
               for a in launch_arguments(rig)}
     rig = rig or os.path.expanduser(values.pop('rig').strip() or DEFAULT_RIG)
     options = options_from_launch_arguments(values)
     nodes = rig_nodes(rig, options)
+    notice = rig_config_notice(rig, options)
     return [LogInfo(msg=network_environment(options.network)[1]),
+            *([LogInfo(msg=notice)] if notice else []),
             *(node_action(spec) for spec in nodes)]
 
 

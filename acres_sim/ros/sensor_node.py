@@ -179,7 +179,7 @@ class SensorNode(Node):
         if len(data) != self._layout.dtype.itemsize:
             self.counts['bad_messages'] += 1
             self.get_logger().error(
-                f'{TRUTH_TOPIC}: a message of {len(data)} bytes, not the '
+                f'{self._truth_sub.topic_name}: a message of {len(data)} bytes, not the '
                 f'{self._layout.dtype.itemsize} of this vehicle\'s truth (frame prefix '
                 f'{self.frame_prefix!r}); ignored', throttle_duration_sec=LOG_THROTTLE_S)
             return

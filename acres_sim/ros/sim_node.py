@@ -114,7 +114,8 @@ class _Agent:
                                                     self.on_cmd_vel, COMMAND_QOS)
 
     def topic(self, name):
-        return self.vehicle.topic(name)
+        """Topic ``name`` of this vehicle, relative (see Vehicle.relative_topic)."""
+        return self.vehicle.relative_topic(name)
 
 
 class SimNode(Node):
@@ -174,7 +175,7 @@ class SimNode(Node):
         checked = check_command(float(twist.linear.x), float(twist.angular.z),
                                 agent.vehicle.params)
         if checked.problem:
-            self.get_logger().warning(f'{agent.topic("cmd_vel")}: {checked.problem}',
+            self.get_logger().warning(f'{agent.cmd_vel_sub.topic_name}: {checked.problem}',
                                       throttle_duration_sec=LOG_THROTTLE_S)
         if checked.refused:
             return
@@ -202,7 +203,7 @@ class SimNode(Node):
 
     def check_cmd_vel_types(self):
         """Warn (throttled) of cmd_vel publishers whose type the sim does not take."""
-        problem = cmd_vel_mismatches(self, [a.topic('cmd_vel') for a in self.agents],
+        problem = cmd_vel_mismatches(self, [a.cmd_vel_sub.topic_name for a in self.agents],
                                      self.cmd_vel_type)
         if problem:
             self.get_logger().warning(problem, throttle_duration_sec=LOG_THROTTLE_S)
@@ -215,7 +216,7 @@ class SimNode(Node):
         truth: at once if its /clock is heard (it runs), else if it is still
         there after ``wait_s`` (one that was killed leaves the graph only when
         its lease runs out)."""
-        topics = ['/clock', *(a.topic(TRUTH_TOPIC) for a in self.agents)]
+        topics = ['/clock', *(a.truth_pub.topic_name for a in self.agents)]
         found = other_simulators(self, topics)
         if found is None:
             return
@@ -288,7 +289,7 @@ class SimNode(Node):
             ready = sum(1 for agent, _k, _t in self.progress.values() if agent is a)
             have = min(ready, a.truth_pub.get_subscription_count())
             if have < a.sensors_expected:
-                missing.append((f'{a.topic(TRUTH_TOPIC)} (sensor nodes ready)', have,
+                missing.append((f'{a.truth_pub.topic_name} (sensor nodes ready)', have,
                                 a.sensors_expected))
         if self.start_subscribers:
             outputs = [self.clock_pub, *(p for a in self.agents for p in a.pubs.values())]
@@ -429,7 +430,7 @@ class SimNode(Node):
             if self.step - k > self.cmd_vel_timeout_steps:
                 if command[1] != 0.0 or command[2] != 0.0:
                     self.get_logger().warning(
-                        f'{agent.topic("cmd_vel")}: no command for more than '
+                        f'{agent.cmd_vel_sub.topic_name}: no command for more than '
                         f'{self.cmd_vel_timeout_steps / PHYSICS_HZ:g} s; stopping',
                         throttle_duration_sec=LOG_THROTTLE_S)
                 speed = yaw_rate = 0.0
