@@ -34,7 +34,7 @@ from acres_sim.config.node_params import (AGENT_PARAMS, FAST_OUTPUT_DEPTH, OUTPU
                                           SIM_PARAMS, VEHICLES, check_param)
 from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError, check_value
-from acres_sim.core.routes import load_route
+from acres_sim.config.routes import load_route
 from acres_sim.network import network_environment
 
 __all__ = ['AgentSpec', 'DEFAULT_ROUTES', 'KILL_GRACE_S', 'NodeSpec', 'Rig', 'RigOptions',

@@ -86,8 +86,8 @@ def warm_rig(rig):
     from acres_sim.core.imu import ImuModel
     from acres_sim.core.ins import InsModel
     from acres_sim.core.physics import Fleet
-    from acres_sim.core.routes import RouteFollower, load_route
-    from acres_sim.rig import DEFAULT_ROUTES
+    from acres_sim.config.routes import DEFAULT_ROUTES, load_route
+    from acres_sim.core.routes import RouteFollower
     from acres_sim.topics import lever_arm, mount_transforms, utm_to_map
 
     config, vehicle = load_config(rig=rig), load_vehicle(rig)

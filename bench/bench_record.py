@@ -29,6 +29,7 @@ import time
 
 
 from acres_sim.config import load_config
+from acres_sim.config.routes import load_route
 from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
@@ -38,7 +39,7 @@ from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.routes import RouteFollower
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record.runner import RecordRequest, record
 

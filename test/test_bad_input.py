@@ -70,7 +70,7 @@ _READ_ONE = textwrap.dedent('''
     from acres_sim.config import ConfigError, load_config
     from acres_sim.config.scene import load_scene
     from acres_sim.config.vehicles import load_vehicle
-    from acres_sim.core.routes import load_route
+    from acres_sim.config.routes import load_route
     from acres_sim.rig import load_rig
     path = Path(sys.argv[1])
     try:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from acres_sim.config import load_config
+from acres_sim.config.routes import load_route
 from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
@@ -18,7 +19,7 @@ from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
 from acres_sim.core.quaternion import quat_from_matrix
-from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.routes import RouteFollower
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 

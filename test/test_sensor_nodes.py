@@ -21,8 +21,8 @@ def rig_blocks(rig='polaris', steps=STEPS):
     from acres_sim.core.gnss.receiver import GnssReceiver
     from acres_sim.core.imu import ImuModel
     from acres_sim.core.physics import Fleet
-    from acres_sim.core.routes import RouteFollower, load_route
-    from acres_sim.rig import DEFAULT_ROUTES
+    from acres_sim.config.routes import DEFAULT_ROUTES, load_route
+    from acres_sim.core.routes import RouteFollower
     from acres_sim.topics import lever_arm
 
     config = load_config(rig=rig)

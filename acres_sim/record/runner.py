@@ -40,6 +40,7 @@ import time
 import numpy as np
 
 from acres_sim import __version__
+from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation, run_vehicle_block
@@ -48,7 +49,7 @@ from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import P_INS, P_N, InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.routes import RouteFollower
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
@@ -60,7 +61,6 @@ from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import WRITERS_LOCK, OutputFolder
 from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
 from acres_sim.record.rows_process import RowProcess, RowProcessError, timed_row
-from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.stop_signals import StopSignals
 from acres_sim.topics import (ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC, INS_TOPICS,
                               lever_arm, mount_transforms, utm_to_map)

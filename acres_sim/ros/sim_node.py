@@ -49,17 +49,17 @@ from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS
+from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation, run_vehicle_block
 from acres_sim.core.command import check_command
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.routes import RouteFollower
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
-from acres_sim.rig import DEFAULT_ROUTES
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
 from acres_sim.ros.params import (check_unknown_parameters, declare_names, declare_node_params,
