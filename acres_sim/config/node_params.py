@@ -14,16 +14,17 @@ from typing import Any, Optional
 
 from acres_sim.config.validate import ConfigError
 
-__all__ = ['AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'OUTPUT_DEPTH', 'NodeParam', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES',
-           'check_param']
+__all__ = ['AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS', 'OUTPUT_DEPTH', 'NodeParam',
+           'SCENE', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES', 'check_param']
 
 VEHICLES = ('polaris', 'maxxum')
 
 
 @dataclass(frozen=True)
 class NodeParam:
-    """One node parameter; ``kind`` is 'bool', 'int', 'float' or 'str'
-    (``choices`` limit a str; ``low``/``high`` a number, ``low_open``: > low)."""
+    """One node parameter; ``kind`` is 'bool', 'int', 'float', 'str' or 'vec3'
+    (three numbers; a default of None: not set) (``choices`` limit a str;
+    ``low``/``high`` a number, ``low_open``: > low)."""
 
     name: str
     kind: str
@@ -42,6 +43,8 @@ class NodeParam:
             return ' or '.join(self.choices)
         if self.kind == 'str':
             return 'a string'
+        if self.kind == 'vec3':
+            return 'three numbers' + (f' ({self.unit})' if self.unit else '')
         unit = f' {self.unit}' if self.unit else ''
         if self.low is not None and self.high is not None:
             return f'{self.low:g} to {self.high:g}{unit}'
@@ -66,6 +69,14 @@ def check_param(p: NodeParam, value, source):
         if p.choices and value not in p.choices:
             raise fail('not one of the choices')
         return value
+    if p.kind == 'vec3':
+        if value is None:
+            return None
+        if not isinstance(value, (list, tuple)) or len(value) != 3 or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                for v in value):
+            raise fail('expected three finite numbers')
+        return [float(v) for v in value]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail('expected a number')
     if p.kind == 'int' and not isinstance(value, int):
@@ -78,6 +89,10 @@ def check_param(p: NodeParam, value, source):
         raise fail('out of range')
     return float(value) if p.kind == 'float' else int(value)
 
+
+# The sim node and the GNSS nodes: the scene (the sky view's obstacles).
+SCENE = NodeParam('scene', 'str', '', 'Scene file: the obstacles of the GNSS sky view (empty: '
+                  'the packaged ACRE farmstead).')
 
 # Every node of the rig.
 OUTPUT_DEPTH = NodeParam(
@@ -112,6 +127,7 @@ SIM_PARAMS = (
     NodeParam('cmd_vel.timeout_s', 'float', 0.5, 'A vehicle whose last cmd_vel is older than '
               'this (sim time) brakes to a stop; without any cmd_vel its route follower drives.',
               's', low=0.0, low_open=True, high=60.0),
+    SCENE,
 )
 
 # Per simulated vehicle, under agents.<name>. in the sim node.
@@ -121,8 +137,24 @@ AGENT_PARAMS = (
     NodeParam('frame_prefix', 'str', '', 'Prefix of the vehicle\'s frame names, e.g. agent1/ '
               '(utm and map are shared).'),
     NodeParam('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '
-              "field, figure8, loop) or a file; empty: the vehicle's default."),
+              "field, figure8, loop, ...) or a file; empty: the vehicle's default."),
+    NodeParam('laps', 'int', 0, 'Laps of a closed route, then the vehicle parks where it '
+              'started (0: drive the route once and park at its end).', low=0, high=100000),
+    NodeParam('repeat', 'bool', False, 'Drive a closed route again and again until the run '
+              'ends.'),
+    NodeParam('parked', 'bool', False, 'No route follower: the vehicle stays parked until its '
+              'first cmd_vel.'),
+    NodeParam('spawn', 'vec3', None, 'Where the vehicle starts: its chassis origin on the '
+              'ground in grid ENU and its heading counter-clockwise from east (not set: on '
+              'its route at route_start_m).', 'east m, north m, yaw rad'),
+    NodeParam('route_start_m', 'float', 0.0, 'Arc length along the route at which the vehicle '
+              'joins it.', 'm', low=0.0),
+    NodeParam('route_end_m', 'float', 0.0, 'Arc length along the route at which it stops, on a '
+              'route it drives once (0: the end of the route).', 'm', low=0.0),
 )
+
+# The GNSS node's own, besides SENSOR_NODE_PARAMS.
+GNSS_NODE_PARAMS = (SCENE,)
 
 # The GNSS and IMU nodes: which vehicle they sit on, their publishers' depth.
 SENSOR_NODE_PARAMS = (

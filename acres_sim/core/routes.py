@@ -373,6 +373,13 @@ class RouteFollower:
         """The time [s] at which the vehicle reached its stop, None before."""
         return float(self.state[FS_END_STEP]) / PHYSICS_HZ if self.done else None
 
+    def end_note(self) -> str:
+        """One line on where the drive ended (for the drivers' logs)."""
+        laps = f' after {self.laps_done} lap{"s" if self.laps_done != 1 else ""}' \
+            if self.lap_length else ''
+        return (f'route {self.route.name} ended at {self.ended_s:.2f} s{laps}, '
+                f'{self.distance_m:.1f} m along it; parked there from then on')
+
     def command(self, truth: Truth):
         """The (speed_mps, yaw_rate_radps) command for this truth."""
         return pursuit_command(truth.p, truth.R, truth.v, truth.step, *self.arrays,

@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from acres_sim import __version__
-from acres_sim.config.routes import DEFAULT_ROUTES, load_route
+from acres_sim.config.scenario import vehicle_copies, vehicle_motion
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation, run_vehicle_block
@@ -49,7 +49,6 @@ from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import P_INS, P_N, InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower
 from acres_sim.core.schedule import delivery_step
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
@@ -107,6 +106,9 @@ class RecordRequest:
     route: str = None              # a packaged route name or a file; None: the rig's default
     scene: str = None              # a scene file; None: the packaged ACRE farmstead
     progress: bool = True
+    laps: int = 0                  # laps of a closed route (0: once, then parked at its end)
+    repeat: bool = False           # drive a closed route again and again
+    parked: bool = False           # no route: the vehicles stay where they spawn
 
 
 @dataclass
@@ -139,13 +141,16 @@ class _Recording:
         self.rig = request.rig
         self.topics = INS_TOPICS[request.rig]
         self.vehicle = load_vehicle(request.rig)
-        self.route = load_route(request.route or DEFAULT_ROUTES[request.rig])
         self.scene = load_scene(request.scene) if request.scene else default_scene()
         self.site = SiteGeoreference.from_config(config)
         self.steps = int(round(request.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
         n = request.agents
-        self.fleet = Fleet([self.vehicle] * n, [self.route.start_pose()] * n)
+        self.motions = [vehicle_motion(v, self.vehicle, self.site) for v in vehicle_copies(
+            request.rig, n, request.route, request.laps, request.repeat, request.parked,
+            self.site)]                  # each vehicle's spawn and route follower
+        self.route = self.motions[0].follower.route
+        self.fleet = Fleet([self.vehicle] * n, [m.spawn for m in self.motions])
         self._row_files = []
         self.agents = [self._agent(k, n) for k in range(n)]
         self.delay_s = config['delay_s']
@@ -156,6 +161,8 @@ class _Recording:
                                  [a.imu for a in self.agents], [a.ins for a in self.agents],
                                  [a.gnss for a in self.agents], self._arm('gnss.antenna_flu_m'),
                                  rates, self.steps, self.site)
+        for k, motion in enumerate(self.motions):
+            self.sim.commands[k, 0] = float(motion.parked)   # parked: a standing command
         self.imu_var = msg.imu_variances(config)
         self.ins_var = msg.ins_variances(config)
         self.gnss_service = msg.navsat_service(config)
@@ -227,7 +234,7 @@ class _Recording:
         self._row_files.append((str(folder / 'ins.jsonl') if models['ins'] else None,
                                 str(folder / 'truth.jsonl'),
                                 models['ins'].row_spec if models['ins'] else None))
-        return _Agent(k, '' if k == 0 else f'agent{k}/', RouteFollower(self.route, self.vehicle),
+        return _Agent(k, '' if k == 0 else f'agent{k}/', self.motions[k].follower,
                       models['imu'], models['ins'], models['gnss'], {})
 
     def _topic(self, agent, name):

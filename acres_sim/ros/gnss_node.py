@@ -1,6 +1,8 @@
 """The GNSS-receiver node of one vehicle: the spec's receiver model driven by
 the sim node's truth (see :mod:`acres_sim.ros.sensor_node`).
 
+The scene (parameter ``scene``: a scene file; empty: the packaged ACRE
+farmstead) blocks and reflects the satellites' signals, as in the recorder.
 Publishes, at t_sample + delay_s and stamped t_sample, what the headless
 recorder writes into its bag: ``gnss_receiver/fix`` (NavSatFix in the antenna
 frame), ``gnss_receiver/nmea`` (the GGA sentence) and the receiver's status on
@@ -15,7 +17,8 @@ import numpy as np
 from sensor_msgs.msg import NavSatFix
 from std_msgs.msg import String
 
-from acres_sim.config.scene import default_scene
+from acres_sim.config.node_params import GNSS_NODE_PARAMS
+from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver, gnss_epochs
@@ -23,6 +26,7 @@ from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.rows_process import timed_row
+from acres_sim.ros.params import declare_node_params
 from acres_sim.ros.sensor_node import SensorNode, run_node
 from acres_sim.topics import ANTENNA_FRAME, GNSS_TOPICS, lever_arm
 from acres_sim.warmup import warm_gnss, warmed
@@ -40,8 +44,10 @@ class GnssNode(SensorNode):
     def build(self):
         c = self.config
         site = SiteGeoreference.from_config(c)
-        self.receiver = GnssReceiver.from_config(c, scene=default_scene(), site=site,
-                                                 agent_index=c['agent.index'])
+        scene = declare_node_params(self, GNSS_NODE_PARAMS)['scene']
+        self.receiver = GnssReceiver.from_config(
+            c, scene=load_scene(scene) if scene else default_scene(), site=site,
+            agent_index=c['agent.index'])
         self.antenna_arm = np.ascontiguousarray(lever_arm(c, 'gnss.antenna_flu_m', self.vehicle))
         # compile (or load) the receiver's kernels now, before the node is ready:
         # a first epoch that compiles for seconds would fall behind the truth

@@ -49,14 +49,14 @@ from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.node_params import AGENT_PARAMS, SIM_PARAMS
-from acres_sim.config.routes import DEFAULT_ROUTES, load_route
+from acres_sim.config.scenario import vehicle_motion, vehicle_of_parameters
+from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation, run_vehicle_block
 from acres_sim.core.command import check_command
 from acres_sim.core.geo import SiteGeoreference
 from acres_sim.core.ins import InsModel
 from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.record import messages as msg
 from acres_sim.record.batches import MessageBatches
@@ -102,8 +102,9 @@ class _Agent:
         self.ns = own['namespace']
         self.prefix = own['frame_prefix']
         self.topics = INS_TOPICS[self.vehicle_name]
-        self.route = load_route(own['route'] or DEFAULT_ROUTES[self.vehicle_name])
         self.site = SiteGeoreference.from_config(config)
+        self.drive = vehicle_of_parameters(name, own)   # spawn, route, laps or parked
+        self.route_end_said = False
         self.sim, ins = self.simulation(int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
         self.ins = ins
         self.batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
@@ -129,13 +130,14 @@ class _Agent:
     def simulation(self, steps):
         """(RigSimulation of this vehicle for ``steps`` steps, its INS model or None)."""
         config = self.config
-        fleet = Fleet([self.vehicle], [self.route.start_pose()])
+        motion = vehicle_motion(self.drive, self.vehicle, self.site)
+        fleet = Fleet([self.vehicle], [motion.spawn])
         ins = (InsModel.from_config(config, lever_arm(config, 'ins.position_flu_m', self.vehicle),
                                     agent_index=config['agent.index'], site=self.site)
                if config['ins.enabled'] else None)
         rates = {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': config['gnss.hz'],
                  'truth': config['ins.hz']}
-        return RigSimulation(fleet, [RouteFollower(self.route, self.vehicle)], [None], [ins],
+        return RigSimulation(fleet, [motion.follower], [None], [ins],
                              [None], np.zeros(3), rates, steps, self.site), ins
 
     def topic(self, name):
@@ -157,6 +159,7 @@ class SimNode(Node):
         self.follow_route = own['follow_route']
         self.cmd_vel_timeout_steps = own['cmd_vel.timeout_s'] * PHYSICS_HZ
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
+        self.scene = load_scene(own['scene']) if own['scene'] else default_scene()
         names = declare_names(self, 'agents.names', ['agent0'],
                               'Names of the simulated vehicles; each has its parameters under '
                               'agents.<name>.')
@@ -363,7 +366,8 @@ class SimNode(Node):
         self.publish_static_tf()
         pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'at rtf {self.rtf:g}'
         self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
-                               + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped'))
+                               + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped')
+                               + f', scene {self.scene.name}')
         self.wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if not self.ahead:
@@ -456,7 +460,8 @@ class SimNode(Node):
         for agent in self.agents:
             command = agent.sim.commands[0]
             if agent.command is None:     # the route follower, or parked (1, 0, 0)
-                command[:] = (0.0, 0.0, 0.0) if self.follow_route else (1.0, 0.0, 0.0)
+                follows = self.follow_route and not agent.drive.parked
+                command[:] = (0.0, 0.0, 0.0) if follows else (1.0, 0.0, 0.0)
                 continue
             speed, yaw_rate, k = agent.command
             if self.step - k > self.cmd_vel_timeout_steps:
@@ -475,6 +480,8 @@ class SimNode(Node):
         n = min(n, self.last_steps + 1 - k0)
         self._commands()
         blocks = [agent.sim.advance(n)[0] for agent in self.agents]
+        for agent in self.agents:
+            self._say_route_end(agent)
         k1 = k0 + blocks[0].states.shape[0]
         t_ns = msg.ns_from_steps(np.arange(k0, k1), PHYSICS_HZ)
         clock = self.agents[0].batches.clock(t_ns).messages()
@@ -487,6 +494,13 @@ class SimNode(Node):
                 ins.append(ins_at.get(k0 + j, ()))
             self.ahead.append((k0 + j, messages, ins))
         self.step = k1
+
+    def _say_route_end(self, agent):
+        """Log once that the vehicle's route ended (it parks there)."""
+        follower = agent.sim.followers[0]
+        if follower.done and not agent.route_end_said:
+            agent.route_end_said = True
+            self.get_logger().info(f'{agent.name}: {follower.end_note()}')
 
     def _advance(self, n):
         """Compute and publish the next ``n`` steps at once (for tests)."""
