@@ -20,11 +20,12 @@ from dataclasses import dataclass, field, replace
 import os
 from typing import Optional
 
-from acres_sim.config.loader import config_dir, load_config
+from acres_sim.config.loader import config_dir
 from acres_sim.config.node_params import (FAST_OUTPUT_DEPTH, OUTPUT_DEPTH, SIM_PARAMS,
                                           check_param)
 from acres_sim.config.scenario import (MAX_AGENTS, Scenario, node_parameters, packaged_names,
-                                       read_scenario, resolve_scenario, run_site)
+                                       read_scenario, resolve_scenario, run_site,
+                                       vehicle_config)
 from acres_sim.config.scene import load_scene
 from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError
@@ -88,17 +89,8 @@ def rig_names():
 
 def agent_config(vehicle, options: RigOptions, scenario: Scenario):
     """The checked configuration of one vehicle (see the module docstring)."""
-    overrides = {} if scenario.seed is None else {'seed': scenario.seed}
-    overrides.update(vehicle.sensors)
-    overrides.update(options.overrides)
-    if options.seed is not None:
-        overrides['seed'] = options.seed
-    if options.noise is not None:
-        overrides['noise'] = options.noise
-    overrides['agent.index'] = vehicle.agent_index
-    return load_config(rig=vehicle.model, config_file=options.config_file,
-                       site_file=options.site_file or scenario.site or None,
-                       overrides=overrides, add_outages=options.add_outages)
+    return vehicle_config(scenario, vehicle, options.config_file, options.site_file,
+                          options.overrides, options.seed, options.noise, options.add_outages)
 
 
 def ros_parameter_value(name, value):

@@ -65,8 +65,8 @@ from acres_sim.core.routes import RouteFollower
 __all__ = ['DEFAULT_ROUTES', 'JOIN_WITHIN_M', 'MAX_AGENTS', 'MAX_DURATION_S', 'Motion',
            'SPAWN_MARGIN_M', 'Scenario', 'ScenarioVehicle', 'Spawn', 'VEHICLE_LENGTH_M',
            'load_scenario', 'node_parameters', 'packaged_names', 'read_scenario',
-           'resolve_scenario', 'run_site', 'scenario_path', 'spacing_m', 'vehicle_copies',
-           'vehicle_motion', 'vehicle_of_parameters']
+           'resolve_scenario', 'run_site', 'scenario_path', 'spacing_m', 'vehicle_config',
+           'vehicle_copies', 'vehicle_motion', 'vehicle_of_parameters']
 
 MAX_AGENTS = 100                  # vehicles of one scenario (each a sim agent and two nodes)
 MAX_DURATION_S = 7 * 86400.0      # a run of record or up: a week at most
@@ -560,6 +560,27 @@ def vehicle_copies(model, n=1, route=None, laps=0, repeat=False, parked=False, s
                    f'the {model} rig')
     return resolve_scenario(one, site if site is not None else run_site(), n, route,
                             laps, repeat).vehicles
+
+
+def vehicle_config(scenario, vehicle, config_file=None, site_file=None, overrides=None,
+                   seed=None, noise=None, add_outages=()):
+    """The checked configuration of one ``vehicle`` of ``scenario``: the sensor
+    file (``config_file`` or the packaged sensors.yaml), the site file
+    (``site_file``, else the scenario's, else the packaged site.yaml), the
+    model's overlay, the scenario's seed, the vehicle's sensor keys, then
+    ``overrides`` (sensor keys of the command line), ``seed`` and ``noise``
+    (None: not given) and the vehicle's agent index."""
+    keys = {} if scenario.seed is None else {'seed': scenario.seed}
+    keys.update(vehicle.sensors)
+    keys.update(overrides or {})
+    if seed is not None:
+        keys['seed'] = seed
+    if noise is not None:
+        keys['noise'] = noise
+    keys['agent.index'] = vehicle.agent_index
+    return load_config(rig=vehicle.model, config_file=config_file,
+                       site_file=site_file or scenario.site or None, overrides=keys,
+                       add_outages=add_outages)
 
 
 # --------------------------------------------------------------------------- running
