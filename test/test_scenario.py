@@ -51,6 +51,14 @@ def test_the_packaged_fleet_is_three_vehicles_on_routes_of_their_own():
     assert fleet.vehicles[2].sensors == {'gnss.hz': 5.0}
 
 
+def test_a_scenario_is_resolved_once():
+    fleet = load_scenario('fleet')
+    assert fleet.resolved and resolve_scenario(fleet, run_site()) is fleet
+    assert rig_nodes(fleet) == rig_nodes('fleet')
+    with pytest.raises(ValueError, match='as read'):
+        resolve_scenario(fleet, run_site(), agents=1)
+
+
 def test_the_fleet_reaches_the_nodes():
     nodes = {n.full_name: n for n in rig_nodes('fleet')}
     sim = nodes['/sim_node'].parameters

@@ -150,6 +150,7 @@ class Scenario:
     duration_s: Optional[float] = None
     seed: Optional[int] = None
     rtf: Optional[float] = None
+    resolved: bool = False        # its vehicles placed by resolve_scenario
 
 
 # --------------------------------------------------------------------------- reading
@@ -407,7 +408,12 @@ def resolve_scenario(scenario, site, agents=None, route=None, laps=None,
     ``agents`` copies of a one-vehicle scenario (agent k in namespace
     agent<k>, frames agent<k>/, its own agent index); then every spawn a grid
     :class:`Spawn` and every start and stop on its route (see the module
-    docstring).  ``site``: the georeference of geodetic spawns and routes."""
+    docstring).  ``site``: the georeference of geodetic spawns and routes.
+    A scenario is resolved once: resolved again, it is returned as it is."""
+    if scenario.resolved:
+        if (agents, route, laps, repeat) != (None, None, None, None):
+            raise ValueError('the options of a run apply to a scenario as read, not resolved')
+        return scenario
     source = scenario.source or scenario.name
     vehicles = list(scenario.vehicles)
     if laps is not None and (isinstance(laps, bool) or not isinstance(laps, int)
@@ -443,7 +449,7 @@ def resolve_scenario(scenario, site, agents=None, route=None, laps=None,
     vehicles = tuple(vehicles)
     _check_unique(vehicles, f'{source} with agents = {agents}' if agents else source)
     _check_apart(vehicles, source)
-    return replace(scenario, vehicles=vehicles)
+    return replace(scenario, vehicles=vehicles, resolved=True)
 
 
 def _with_route(vehicle, route, laps, repeat):
