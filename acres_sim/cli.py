@@ -21,10 +21,9 @@ from acres_sim.config.loader import packaged_notice
 from acres_sim.config.options import (add_config_arguments, config_from_args,
                                       overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
+from acres_sim.config.scenario import MAX_DURATION_S
 from acres_sim.config.validate import OUTAGE_END_MAX_S, shorten
 from acres_sim.files import write_atomically
-
-MAX_DURATION_S = 7 * 86400.0      # a run of record or up: a week at most
 
 __all__ = ['main']
 
@@ -108,7 +107,8 @@ def _record(args, stop):
     out = Path(args.out)
     try:
         episode, summary = record(RecordRequest(config, args.rig, args.duration, out,
-                                                args.agents, args.route, args.scene, progress),
+                                                args.agents, args.route, args.scene, progress,
+                                                laps=args.laps or 0, repeat=args.repeat),
                                   stop)
     except RecordingStopped as err:
         print(f'acres-sim: {err}', file=sys.stderr)
@@ -175,7 +175,8 @@ def cmd_up(args):
         sim['start_timeout_s'] = args.start_timeout
     if args.wait_for_subscribers is not None:
         sim['start_subscribers'] = args.wait_for_subscribers
-    options = RigOptions(agents=args.agents, route=args.route, rtf=args.rtf,
+    options = RigOptions(agents=args.agents, route=args.route, laps=args.laps,
+                         repeat=args.repeat or None, scene=args.scene, rtf=args.rtf,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
                          site_file=args.opt_site, sim=sim, network=args.network,
@@ -428,6 +429,7 @@ def build_parser():
     rec.add_argument('--route', metavar='NAME|FILE',
                      help='route: acre_demo, loop, figure8, field or a route file '
                           '(default: acre_demo for the Polaris, field for the Maxxum)')
+    _add_laps(rec)
     rec.add_argument('--scene', metavar='FILE', help='obstacle scene (default: the ACRE farmstead)')
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
     add_config_arguments(rec)
@@ -443,7 +445,8 @@ def build_parser():
     up = commands.add_parser('up', help='run the live ROS 2 rig: the sim, GNSS and IMU nodes '
                                         '(Ctrl-C stops them)')
     up.add_argument('--rig', default='polaris', metavar='NAME|FILE',
-                    help='polaris, maxxum, mixed or a rig file (default %(default)s)')
+                    help='a packaged rig or scenario (polaris, maxxum, mixed, fleet), or a rig '
+                         'or scenario file (default %(default)s)')
     up.add_argument('--duration', type=float, metavar='S',
                     help='simulated seconds, then stop (default: run until Ctrl-C)')
     up.add_argument('--rtf', type=float, metavar='F',
@@ -457,6 +460,10 @@ def build_parser():
                     help='ROS namespace of the whole rig: every topic but /clock, /tf, '
                          '/tf_static and /diagnostics under /NS (a vehicle\'s own namespace '
                          'nests below it)')
+    _add_laps(up)
+    up.add_argument('--scene', metavar='FILE',
+                    help="obstacle scene of the GNSS sky view (default: the scenario's, else "
+                         'the ACRE farmstead)')
     up.add_argument('--cmd-vel-type', choices=['twist', 'twist_stamped'],
                     help='message type of cmd_vel (default twist)')
     up.add_argument('--cmd-vel-timeout', type=float, metavar='S',
@@ -510,6 +517,16 @@ def build_parser():
         add_config_arguments(sub)
         sub.set_defaults(run=cmd_geo)
     return parser
+
+
+def _add_laps(parser):
+    """--laps N and --repeat: how a closed route is driven."""
+    laps = parser.add_mutually_exclusive_group()
+    laps.add_argument('--laps', type=int, metavar='N',
+                      help='drive a closed route (loop, figure8, north_field, west_field) N '
+                           'times, then park where it started')
+    laps.add_argument('--repeat', action='store_true',
+                      help='drive a closed route again and again until the run ends')
 
 
 def _add_time_and_zone(parser):

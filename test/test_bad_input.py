@@ -18,7 +18,8 @@ from acres_sim.cli import build_parser, main
 from acres_sim.config import ConfigError, load_config, read_layer
 from acres_sim.config.validate import MESSAGE_MAX
 from acres_sim.config.options import overrides_from_args
-from acres_sim.rig import MAX_AGENTS, load_rig
+from acres_sim.config.scenario import read_scenario
+from acres_sim.rig import MAX_AGENTS
 
 # Every error line stays below this (a few hundred characters).
 LINE_MAX = 500
@@ -61,7 +62,7 @@ BOMBS = {   # file kind -> (where the laughs go, the call that reads such a file
     'route': (('route', 'legs'), 'load_route(str(path))'),
     'scene': (('scene', 'buildings'), 'load_scene(path)'),
     'vehicle': (('vehicle', 'mass_kg'), 'load_vehicle(str(path))'),
-    'rig': (('vehicles',), 'load_rig(str(path))'),
+    'rig': (('vehicles',), 'read_scenario(str(path))'),
 }
 
 _READ_ONE = textwrap.dedent('''
@@ -70,8 +71,8 @@ _READ_ONE = textwrap.dedent('''
     from acres_sim.config import ConfigError, load_config
     from acres_sim.config.scene import load_scene
     from acres_sim.config.vehicles import load_vehicle
-    from acres_sim.core.routes import load_route
-    from acres_sim.rig import load_rig
+    from acres_sim.config.routes import load_route
+    from acres_sim.config.scenario import read_scenario
     path = Path(sys.argv[1])
     try:
         {call}
@@ -217,11 +218,11 @@ def test_a_rig_has_at_most_max_agents_vehicles(tmp_path):
         path = tmp_path / f'rig{n}.yaml'
         path.write_text(json.dumps({'vehicles': [
             {'name': f'v{i}', 'vehicle': 'maxxum', 'namespace': f'v{i}',
-             'frame_prefix': f'v{i}/'} for i in range(n)]}))
+             'frame_prefix': f'v{i}/', 'parked': True} for i in range(n)]}))
         return path
-    assert len(load_rig(rig(MAX_AGENTS)).agents) == MAX_AGENTS
+    assert len(read_scenario(rig(MAX_AGENTS)).vehicles) == MAX_AGENTS
     with pytest.raises(ConfigError, match=f'500 vehicles; allowed 1 to {MAX_AGENTS}'):
-        load_rig(rig(500))
+        read_scenario(rig(500))
     line = one_error_line(run_cli('up', '--rig', str(rig(500)), '--print-nodes'))
     assert f'allowed 1 to {MAX_AGENTS}' in line
 

@@ -13,7 +13,7 @@ from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo.epoch import decimal_year, decimal_year_kernel, year_table
 from acres_sim.core.physics import Fleet
 from acres_sim.core.quaternion import quat_from_matrix
-from acres_sim.core.routes import load_route
+from acres_sim.config.routes import load_route
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline.vehicle import build_vehicle, vehicle_route

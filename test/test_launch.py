@@ -55,8 +55,8 @@ RIG_FILE = 'rig'
 
 # Every launch argument but rig (rig.launch.py only).
 OPTION_ARGUMENTS = {
-    'namespace', 'seed', 'noise', 'agents', 'route', 'use_sim_time', 'rtf', 'duration',
-    'cmd_vel_type',
+    'namespace', 'seed', 'noise', 'agents', 'route', 'laps', 'repeat', 'scene', 'use_sim_time',
+    'rtf', 'duration', 'cmd_vel_type',
     'publish_tf', 'follow_route', 'start_timeout', 'wait_for_subscribers', 'lookahead', 'gnss',
     'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site', 'network'}
 
@@ -190,14 +190,16 @@ def test_default_arguments_change_nothing(rig):
 def test_arguments_map_to_rig_options():
     """Every launch argument reaches its RigOptions field or key, typed like --set."""
     values = {
-        'seed': '7', 'noise': 'false', 'agents': '3', 'route': 'loop', 'use_sim_time': 'false',
+        'seed': '7', 'noise': 'false', 'agents': '3', 'route': 'loop', 'laps': '4',
+        'repeat': 'false', 'scene': '/x/scene.yaml', 'use_sim_time': 'false',
         'rtf': '0', 'duration': '12.5', 'cmd_vel_type': 'twist_stamped', 'publish_tf': 'false',
         'start_timeout': '5', 'follow_route': 'false', 'wait_for_subscribers': '1',
         'lookahead': '3', 'gnss': 'true', 'imu': 'false', 'ins': 'true', 'gnss_hz': '5',
         'imu_hz': '100.0', 'delay': '0', 'gnss_start': 'cold', 'config': '/x/sensors.yaml',
         'site': 'site.yaml', 'network': 'lan', 'namespace': 'demo/rig1', 'rig': 'ignored here'}
     assert options_from_launch_arguments(values) == RigOptions(
-        seed=7, noise=False, agents=3, route='loop', rtf=0, duration_s=12.5,
+        seed=7, noise=False, agents=3, route='loop', laps=4, repeat=False,
+        scene='/x/scene.yaml', rtf=0, duration_s=12.5,
         use_sim_time=False,
         overrides={'gnss.enabled': True, 'imu.enabled': False, 'ins.enabled': True,
                    'gnss.hz': 5, 'imu.hz': 100.0, 'delay_s': 0, 'gnss.start': 'cold'},
@@ -240,6 +242,10 @@ def test_text_arguments_stay_text():
     ({'cmd_vel_type': 'stamped'}, "cmd_vel.type = 'stamped'"),
     ({'gnss_start': 'warm'}, "gnss.start = 'warm'"),
     ({'route': 'nowhere'}, "unknown route 'nowhere'"),
+    ({'laps': '2'}, "route 'acre_demo' is not closed"),
+    ({'laps': '-1'}, 'laps = -1: allowed 0'),
+    ({'route': 'loop', 'repeat': 'maybe'}, "repeat = 'maybe'"),
+    ({'scene': '/no/such/scene.yaml'}, '/no/such/scene.yaml'),
     ({'config': '/no/such/sensors.yaml'}, '/no/such/sensors.yaml'),
     ({'network': 'wifi'}, "network = 'wifi'; allowed: loopback or lan"),
 ])

@@ -64,32 +64,9 @@ def receiver_statuses(messages):
             if deserialize_message(data, DiagnosticArray).status[0].name.endswith('gnss_receiver')]
 
 
-def test_live_rig_equals_the_headless_recorder(ros_context, ros_child, tmp_path):
-    import rclpy
-
-    from acres_sim.config import load_config
-    from acres_sim.record.runner import RecordRequest, record
-
-    seconds = 60
-    node = rclpy.create_node('live_equals_headless_probe')
-    # The sensor nodes' topics first: the sim starts once every one of its own
-    # topics has a subscriber, and by then the probe hears the sensor nodes too.
-    sensor_topics = {t: message_type(POLARIS_TOPICS[t]) for t in SENSOR_TOPICS}
-    probe = Probe(node, sensor_topics, report_progress=True)
-    child = ros_child(up_args('--rig', 'polaris', '--duration', str(seconds), '--rtf', '0',
-                              '--wait-for-subscribers', '1', '--start-timeout', '120'))
-    probe.spin_until(lambda: all(probe.publishers(t) for t in SENSOR_TOPICS), DISCOVERY_TIMEOUT,
-                     'the sensor nodes', child)
-    probe.add({t: message_type(m) for t, m in POLARIS_TOPICS.items() if t not in SENSOR_TOPICS},
-              transient={'/tf_static'})
-    code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
-    assert code == 0, output
-
-    record(RecordRequest(load_config(rig='polaris'), 'polaris', float(seconds), tmp_path / 'rec',
-                         progress=False))
-    bag = bag_messages(tmp_path / 'rec')
-    live = dict(probe.got)
-    live['/diagnostics'] = receiver_statuses(live['/diagnostics'])
+def assert_same_messages(live, bag, types):
+    """Topic by topic, the live rig's messages are the bag's, in the same order
+    (``types``: {topic: message type name}, to show a message that differs)."""
     assert set(bag) == set(live)
     for topic in sorted(bag):
         if len(live[topic]) != len(bag[topic]):
@@ -102,15 +79,94 @@ def test_live_rig_equals_the_headless_recorder(ros_context, ros_child, tmp_path)
         if first_difference is not None:
             from rclpy.serialization import deserialize_message
 
-            kind = message_type(POLARIS_TOPICS[topic])
+            kind = message_type(types[topic])
             live_msg, bag_msg = (deserialize_message(m[topic][first_difference], kind)
                                  for m in (live, bag))
             a, b = live[topic][first_difference], bag[topic][first_difference]
             offsets = [i for i, (x, y) in enumerate(zip(a, b)) if x != y] or [min(len(a), len(b))]
             pytest.fail(f'{topic}: message {first_difference} differs (sizes {len(a)}, {len(b)},'
                         f' from byte {offsets[0]}):\nlive {live_msg}\nbag  {bag_msg}')
+
+
+def run_live_and_headless(ros_child, tmp_path, topics, seconds, up, request):
+    """The rig of ``up`` (acres-sim up arguments) at rtf 0 for ``seconds``, every
+    topic of ``topics`` probed, and the recording of ``request`` (RecordRequest
+    arguments): (live messages, bag messages) by topic."""
+    import rclpy
+
+    from acres_sim.record.runner import RecordRequest, record
+
+    node = rclpy.create_node('live_equals_headless_probe')
+    # The sensor nodes' topics first: the sim starts once every one of its own
+    # topics has a subscriber, and by then the probe hears the sensor nodes too.
+    sensors = [t for t in topics if t.endswith(SENSOR_TOPICS)]
+    probe = Probe(node, {t: message_type(topics[t]) for t in sensors}, report_progress=True)
+    child = ros_child(up_args(*up, '--duration', str(seconds), '--rtf', '0',
+                              '--wait-for-subscribers', '1', '--start-timeout', '120'))
+    probe.spin_until(lambda: all(probe.publishers(t) for t in sensors), DISCOVERY_TIMEOUT,
+                     'the sensor nodes', child)
+    probe.add({t: message_type(m) for t, m in topics.items() if t not in sensors},
+              transient={'/tf_static'})
+    code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
+    assert code == 0, output
+    record(RecordRequest(**request, duration_s=float(seconds), out=tmp_path / 'rec',
+                         progress=False))
+    return dict(probe.got), bag_messages(tmp_path / 'rec')
+
+
+def test_live_rig_equals_the_headless_recorder(ros_context, ros_child, tmp_path):
+    from acres_sim.config import load_config
+
+    seconds = 60
+    live, bag = run_live_and_headless(
+        ros_child, tmp_path, POLARIS_TOPICS, seconds, ('--rig', 'polaris'),
+        {'config': load_config(rig='polaris'), 'rig': 'polaris'})
+    live['/diagnostics'] = receiver_statuses(live['/diagnostics'])
+    assert_same_messages(live, bag, POLARIS_TOPICS)
     assert len(bag['/clock']) == seconds * 120 + 1
     assert len(bag['/gnss_receiver/fix']) > 500 and len(bag['/imu/data_raw']) > 5000
+
+
+def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_recorder(
+        ros_context, ros_child, tmp_path):
+    """--agents 2 (the second one a vehicle length and more ahead on the route)
+    and --scene FILE: live and headless, the same bytes vehicle by vehicle."""
+    from acres_sim.config import load_config
+
+    scene = tmp_path / 'open_field.yaml'
+    scene.write_text('scene: {name: open_field}\n')      # no garage: a fix from the start
+    topics = dict(POLARIS_TOPICS)
+    topics.update({f'/agent1{t}': m for t, m in POLARIS_TOPICS.items()
+                   if t not in ('/clock', '/tf', '/tf_static', '/diagnostics')})
+    live, bag = run_live_and_headless(
+        ros_child, tmp_path, topics, 12, ('--rig', 'polaris', '--agents', '2', '--scene',
+                                          str(scene)),
+        {'config': load_config(rig='polaris'), 'rig': 'polaris', 'agents': 2,
+         'scene': str(scene)})
+    receivers = ('gnss_receiver', 'agent1/gnss_receiver')
+    for messages in (live, bag):       # /diagnostics from two nodes: each one's in order
+        diagnostics = messages.pop('/diagnostics')
+        for name in receivers:
+            messages[name] = statuses_of(diagnostics, name)
+    topics.update({name: 'diagnostic_msgs/msg/DiagnosticArray' for name in receivers})
+    assert_same_messages(live, bag, topics)
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import NavSatFix
+
+    assert min(len(m) for m in bag.values()) > 0
+    fixes = [deserialize_message(bag[t][-1], NavSatFix) for t in
+             ('/gnss_receiver/fix', '/agent1/gnss_receiver/fix')]
+    assert all(fix.status.status >= 0 for fix in fixes)             # open sky: a fix
+    assert fixes[0].longitude != fixes[1].longitude
+
+
+def statuses_of(messages, name):
+    """The GNSS receiver statuses called ``name`` of /diagnostics messages."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.serialization import deserialize_message
+
+    return [data for data in messages
+            if deserialize_message(data, DiagnosticArray).status[0].name == name]
 
 
 MAXXUM_TOPICS = {
@@ -229,7 +285,7 @@ def test_three_agents_have_namespaces_prefixes_own_noise_and_one_sky(ros_context
             ('' if k == 0 else f'agent{k}/') + 'gnss_antenna'
         assert got[agent_topic(k, 'imu/data_raw')][-1].header.frame_id == \
             ('' if k == 0 else f'agent{k}/') + 'imu_link'
-    # the same truth for all three (same route and start), but each its own noise
+    # each its own spawn along the route and its own noise
     t = common[-1]
     latitudes = {fixes[k][t].latitude for k in range(3)}
     assert len(latitudes) == 3

@@ -1,6 +1,7 @@
-"""acres_sim.rig: rig files -> the node list of the launch files and `acres-sim up`,
-and the parameter files `acres-sim up` writes for it."""
+"""acres_sim.rig: rig and scenario files -> the node list of the launch files and
+`acres-sim up`, and the parameter files `acres-sim up` writes for it."""
 
+import math
 from pathlib import Path
 
 import yaml
@@ -8,8 +9,8 @@ import pytest
 
 from acres_sim.config import KEYS, ConfigError, load_config
 from acres_sim.config.node_params import AGENT_PARAMS, SENSOR_NODE_PARAMS, SIM_PARAMS
-from acres_sim.rig import (AgentSpec, Rig, RigOptions, load_rig, rig_names, rig_nodes,
-                           ros_parameter_value)
+from acres_sim.config.scenario import Scenario, ScenarioVehicle, read_scenario
+from acres_sim.rig import RigOptions, rig_names, rig_nodes, ros_parameter_value
 from acres_sim.up import node_command, params_document
 
 SIM_KEYS = {p.name for p in SIM_PARAMS}
@@ -20,10 +21,10 @@ def by_name(nodes):
 
 
 def test_packaged_rigs():
-    assert rig_names() == ['maxxum', 'mixed', 'polaris']
-    mixed = load_rig('mixed')
-    assert [(a.name, a.vehicle, a.namespace, a.frame_prefix, a.agent_index)
-            for a in mixed.agents] == [('polaris', 'polaris', 'polaris', 'polaris/', 0),
+    assert rig_names() == ['fleet', 'maxxum', 'mixed', 'polaris']
+    mixed = read_scenario('mixed')
+    assert [(a.name, a.model, a.namespace, a.frame_prefix, a.agent_index)
+            for a in mixed.vehicles] == [('polaris', 'polaris', 'polaris', 'polaris/', 0),
                                        ('maxxum1', 'maxxum', 'maxxum1', 'maxxum1/', 1),
                                        ('maxxum2', 'maxxum', 'maxxum2', 'maxxum2/', 2)]
 
@@ -47,6 +48,12 @@ def test_one_vehicle_rig_is_three_nodes_with_the_packaged_configuration(rig):
     assert sim.parameters['agents.agent0.vehicle'] == rig
     assert sim.parameters['agents.agent0.route'] == {'polaris': 'acre_demo',
                                                      'maxxum': 'field'}[rig]
+    start = {'polaris': [0.0, 0.0, 0.0], 'maxxum': [-60.0, 100.0, 0.0]}[rig]
+    assert sim.parameters['agents.agent0.spawn'] == start      # the route's start
+    assert (sim.parameters['agents.agent0.laps'], sim.parameters['agents.agent0.repeat'],
+            sim.parameters['agents.agent0.parked']) == (0, False, False)
+    assert sim.parameters['scene'] == '' and 'scene' not in imu.parameters
+    assert gnss.parameters['scene'] == ''                       # the packaged farmstead
     assert SIM_KEYS <= set(sim.parameters)
     assert {p.name for p in SENSOR_NODE_PARAMS} <= set(gnss.parameters)
     assert sim.parameters['use_sim_time'] is False      # the sim is the clock
@@ -66,6 +73,11 @@ def test_agents_copy_the_vehicle_with_namespaces_prefixes_and_indices():
         assert sim[agent + 'namespace'] == ('' if k == 0 else f'agent{k}')
         assert sim[agent + 'frame_prefix'] == ('' if k == 0 else f'agent{k}/')
         assert sim[agent + 'seed'] == 7
+    # one behind the other along the route, a Polaris length and 5 m apart
+    spawns = [sim[f'agents.agent{k}.spawn'] for k in range(3)]
+    starts = [sim[f'agents.agent{k}.route_start_m'] for k in range(3)]
+    assert starts == pytest.approx([0.0, 8.05, 16.1])
+    assert all(math.dist(a[:2], b[:2]) > 3.05 for a, b in zip(spawns, spawns[1:]))
     gnss2 = nodes['/agent2/gnss_node'].parameters
     assert (gnss2['agent.index'], gnss2['frame_prefix'], gnss2['seed']) == (2, 'agent2/', 7)
 
@@ -115,6 +127,26 @@ def test_bad_options_are_one_config_error(options, message):
         rig_nodes('polaris', options)
 
 
+def test_agents_on_a_route_they_drive_once_stop_one_behind_the_other():
+    sim = rig_nodes('maxxum', RigOptions(agents=3))[0].parameters
+    ends = [sim[f'agents.agent{k}.route_end_m'] for k in range(3)]
+    assert ends[2] == 0.0                                       # the leader: the route's end
+    gap = 4.6 + 5.0
+    assert ends[1] - ends[0] == pytest.approx(gap) and ends[1] > 0.0
+    assert sim['agents.agent2.route_start_m'] - sim['agents.agent1.route_start_m'] == \
+        pytest.approx(gap)
+
+
+def test_agents_round_a_closed_route_keep_their_laps():
+    sim = rig_nodes('polaris', RigOptions(agents=2, route='loop', laps=3))[0].parameters
+    assert [sim[f'agents.agent{k}.laps'] for k in range(2)] == [3, 3]
+    assert [sim[f'agents.agent{k}.route_end_m'] for k in range(2)] == [0.0, 0.0]
+    with pytest.raises(ConfigError, match=r"laps = 3 .*route 'acre_demo' is not closed"):
+        rig_nodes('polaris', RigOptions(laps=3))
+    with pytest.raises(ConfigError, match='agents = 30 .*at most 20 there'):
+        rig_nodes('polaris', RigOptions(agents=30, route='loop', repeat=True))
+
+
 def test_agents_copies_that_would_clash_are_refused(tmp_path):
     path = tmp_path / 'one.yaml'
     path.write_text('vehicles: [{name: agent1, vehicle: polaris, namespace: agent1, '
@@ -139,14 +171,27 @@ def test_agents_of_a_several_vehicle_rig_are_refused():
     ('vehicles: [{vehicle: polaris, agent_index: -1}]', 'agent_index = -1'),
     ('vehicles: [{vehicle: polaris}, {vehicle: maxxum}]', 'same namespace'),
     ('wheels: 4\nvehicles: [{vehicle: polaris}]', "unknown entry 'wheels'"),
-    ('vehicles: [{vehicle: polaris, name: names}]', "name = 'names' is taken"),
+    ('vehicles: [{vehicle: polaris, name: names}]', "name = 'names' .*taken"),
 ])
 def test_bad_rig_files_name_the_entry(tmp_path, text, message):
     path = tmp_path / 'bad.yaml'
     path.write_text(text)
     with pytest.raises(ConfigError, match=message) as err:
-        load_rig(path)
+        read_scenario(path)
     assert str(path) in str(err.value)
+
+
+def test_vehicles_of_a_file_on_one_route_are_placed_apart(tmp_path):
+    """Two vehicles of a rig file on the same route (here the default one)
+    start one behind the other, not on one spot (their truth was the same)."""
+    path = tmp_path / 'two.yaml'
+    path.write_text(yaml.safe_dump({'vehicles': [
+        {'name': 'a', 'vehicle': 'polaris', 'namespace': 'a', 'frame_prefix': 'a/'},
+        {'name': 'b', 'vehicle': 'maxxum', 'namespace': 'b', 'frame_prefix': 'b/',
+         'route': 'acre_demo'}]}))
+    sim = rig_nodes(str(path))[0].parameters
+    assert sim['agents.a.spawn'] == [0.0, 0.0, 0.0]
+    assert sim['agents.b.route_start_m'] == pytest.approx(4.6 + 5.0)   # the longer one's gap
 
 
 def test_rig_file_sensor_keys_apply_to_their_vehicle(tmp_path):
@@ -182,12 +227,14 @@ def test_a_profile_of_the_users_own_is_kept():
 
 
 def test_unknown_rig():
-    with pytest.raises(ConfigError, match="unknown rig 'tank'; packaged: maxxum, mixed, polaris"):
-        load_rig('tank')
+    with pytest.raises(ConfigError,
+                       match="unknown rig 'tank'; packaged: fleet, maxxum, mixed, polaris"):
+        read_scenario('tank')
 
 
 def test_agent_parameters_cover_the_node_table():
-    sim = rig_nodes(Rig('x', '', (AgentSpec('v', 'maxxum', 'v', 'v/'),)))[0].parameters
+    vehicle = ScenarioVehicle('v', 'maxxum', 'v', 'v/')
+    sim = rig_nodes(Scenario('x', '', (vehicle,)))[0].parameters
     assert {f'agents.v.{p.name}' for p in AGENT_PARAMS} <= set(sim)
 
 

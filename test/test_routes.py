@@ -1,4 +1,5 @@
-"""Routes and the pure-pursuit follower (acres_sim.core.routes).
+"""Routes and the pure-pursuit follower (acres_sim.core.routes), route files
+(acres_sim.config.routes).
 
 The follower is tested in closed loop with the physics of both vehicles: it
 must finish each route, stay within a cross-track bound, keep the speed limit
@@ -13,13 +14,13 @@ import pytest
 import yaml
 
 from acres_sim.config import ConfigError
+from acres_sim.config.routes import load_route, packaged_site, route_names, routes_dir
 from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core import physics as ph
-from acres_sim.core.geo.site import SiteGeoreference
+from acres_sim.core.frames import chassis_in_base_footprint
 from acres_sim.core.routes import (PATTERNS, Route, RouteFollower, build_route, field_waypoints,
-                                   figure8_waypoints, load_route, loop_waypoints, route_names,
-                                   routes_dir)
+                                   figure8_waypoints, loop_waypoints)
 from acres_sim.core.truth import PHYSICS_HZ
 
 CLEARANCE_M = 3.0
@@ -135,21 +136,23 @@ def test_legs_join_and_take_their_speeds():
 
 def test_loop_pattern_is_a_closed_rectangle():
     w = loop_waypoints((5.0, 5.0), 90.0, 40.0, 20.0, laps=2, side='left')
-    assert np.allclose(w[0], [5.0, 5.0])
+    assert np.allclose(w[0], [5.0, 25.0])                  # the middle of the first side
     assert np.allclose(w[1], [5.0, 45.0]) and np.allclose(w[2], [-15.0, 45.0])
-    assert np.allclose(w[4], w[0]) and np.allclose(w[8], w[0])
-    assert np.allclose(w[-1], [5.0, 15.0])
+    assert np.allclose(w[4], [5.0, 5.0]) and np.allclose(w[8], [5.0, 5.0])
+    assert len(w) == 10 and np.allclose(w[-1], w[0])
+    assert build_route([(w, 3.0)], turn_radius_m=6.0).closed
 
 
 def test_figure8_crosses_its_centre_at_right_angles():
     w = figure8_waypoints((10.0, 20.0), 45.0, 24.0)
     centre = np.array([10.0, 20.0])
     at_centre = [i for i in range(len(w)) if np.allclose(w[i], centre)]
-    assert at_centre == [0, 4, 8]
+    assert at_centre == [0, 4, 8] and len(w) == 9          # it ends where it began
     first = w[1] - w[0]
     second = w[5] - w[4]
     assert abs(first @ second) < 1e-9                     # the two crossings
     r = build_route([(w, 3.0)], turn_radius_m=7.0)
+    assert r.closed
     k = r.curvature[r.curvature != 0.0]
     assert (k < 0).sum() == pytest.approx((k > 0).sum(), rel=0.05)   # right square, left square
 
@@ -190,10 +193,36 @@ def test_demo_route_path_keeps_clear_of_the_farmstead(scene):
 
 
 def test_packaged_field_routes_keep_clear_of_the_farmstead(scene):
-    for name in ('loop', 'figure8', 'field'):
+    for name in ('loop', 'figure8', 'field', 'north_field', 'west_field'):
         route = load_route(name)
         for obstacle, d in clearances(scene, route.xy).items():
             assert d.min() >= CLEARANCE_M, (name, obstacle)
+
+
+def test_closed_routes_end_where_they_start_heading_the_same_way():
+    closed = {name for name in route_names() if load_route(name).closed}
+    assert closed == {'loop', 'figure8', 'north_field', 'west_field'}
+    for name in closed:
+        route = load_route(name)
+        x0, y0, yaw0 = route.start_pose()
+        x1, y1, yaw1 = route.pose_at(route.length)
+        assert math.hypot(x1 - x0, y1 - y0) < 0.05 and abs(math.sin(yaw1 - yaw0)) < 0.02
+    # the same rectangle, stopped a quarter of a side short, is open
+    w = loop_waypoints((0.0, 0.0), 0.0, 40.0, 20.0)
+    assert not build_route([(np.vstack([w[:-1], [[0.0, 0.0]]]), 3.0)]).closed
+
+
+def test_pose_at_and_closest_follow_the_path():
+    r = build_route([([[0.0, 0.0], [50.0, 0.0], [50.0, 40.0]], 5.0)], turn_radius_m=8.0)
+    assert r.pose_at(0.0) == r.start_pose() == (0.0, 0.0, 0.0)
+    assert r.pose_at(20.0) == pytest.approx((20.0, 0.0, 0.0))
+    x, y, yaw = r.pose_at(r.length - 10.0)               # on the last leg, heading north
+    assert (x, y) == pytest.approx((50.0, 30.0), abs=1e-6) and yaw == pytest.approx(math.pi / 2)
+    assert r.pose_at(1e9)[:2] == pytest.approx((50.0, 40.0))
+    s, distance = r.closest(20.0, -3.0)
+    assert s == pytest.approx(20.0) and distance == pytest.approx(3.0)
+    s, distance = r.closest(53.0, 30.0)
+    assert s == pytest.approx(r.length - 10.0) and distance == pytest.approx(3.0)
 
 
 # --------------------------------------------------------------------------- closed loop
@@ -260,7 +289,7 @@ def same_path(a, b, tol=1e-3):
 
 
 def test_geodetic_waypoints_are_converted_to_grid(tmp_path):
-    georef = SiteGeoreference.default()
+    georef = packaged_site()
     grid = np.array([[0.0, 0.0], [120.0, 0.0], [120.0, 80.0]])
     frame = 'wgs84_g2139'
     navd88, undulation = georef.heights(0.0, 0.0, 0.0)
@@ -326,3 +355,72 @@ def test_route_file_structure_errors(tmp_path):
         load_route(_write(tmp_path, {'route': {'frame': 'nad83_harn', 'legs': [
             {'speed_mps': 1.0, 'waypoints': [[140.0, 3.0], [1.0, 2.0]]}]}}))
     assert routes_dir().name == 'routes'
+
+
+# --------------------------------------------------------------------------- laps
+
+
+def drive(route, vp, seconds, **follower_args):
+    """The follower in the block kernel (no sensors) for ``seconds``: (follower,
+    every step's chassis position (N, 3) and speed (N,))."""
+    from acres_sim.config.routes import packaged_site
+    from acres_sim.core.block import RigSimulation
+    from acres_sim.core.truth import T_P, T_V
+
+    follower = RouteFollower(route, vp, **follower_args)
+    fleet = ph.Fleet([vp], [route.pose_at(follower.start_m)])
+    rates = {'imu': 100.0, 'ins': 100.0, 'gnss': 10.0, 'truth': 10.0}
+    steps = int(seconds * PHYSICS_HZ)
+    sim = RigSimulation(fleet, [follower], [None], [None], [None], np.zeros(3), rates, steps,
+                        packaged_site())
+    states = np.concatenate([sim.advance(60 * PHYSICS_HZ)[0].states
+                             for _ in range(int(math.ceil((steps + 1) / (60 * PHYSICS_HZ))))])
+    return follower, states[:, T_P:T_P + 3], np.linalg.norm(states[:, T_V:T_V + 3], axis=1)
+
+
+def path_length(points):
+    return float(np.hypot(*np.diff(points[:, :2], axis=0).T).sum())
+
+
+@pytest.mark.parametrize('name, vehicle', [('loop', 'polaris'), ('figure8', 'maxxum')])
+def test_laps_stop_after_that_many_laps(vehicles, name, vehicle):
+    route, vp = load_route(name), vehicles[vehicle]
+    follower, p, speed = drive(route, vp, 400.0, laps=3)
+    assert follower.done and follower.laps_done == 3
+    assert follower.distance_m == pytest.approx(3 * route.length, abs=0.5)
+    # the chassis drove three laps (its own track, not the follower's count) and
+    # parked back at the start, still from the time the follower said it ended
+    assert path_length(p) == pytest.approx(3 * route.length, rel=0.01)
+    end = int(follower.ended_s * PHYSICS_HZ)
+    x0, y0, yaw0 = route.start_pose()
+    ahead = chassis_in_base_footprint(vp.wheelbase_m, vp.cog_height_m)[0]   # of the rear axle
+    parked = np.array([x0, y0]) + ahead * np.array([math.cos(yaw0), math.sin(yaw0)])
+    assert math.hypot(*(p[-1, :2] - parked)) < 1.0
+    assert np.all(speed[end + 5 * PHYSICS_HZ:] < 0.01)
+    one, p, _speed = drive(route, vp, 200.0, laps=1)
+    assert one.done and one.laps_done == 1 and path_length(p) == pytest.approx(route.length,
+                                                                              rel=0.01)
+
+
+def test_repeat_keeps_driving_for_an_hour(vehicles):
+    route, vp = load_route('north_field'), vehicles['maxxum']
+    follower, p, speed = drive(route, vp, 3600.0, laps=math.inf)
+    assert not follower.done and follower.ended_s is None
+    last_minute = speed[-60 * PHYSICS_HZ:]
+    assert last_minute.mean() > 2.0 and last_minute.min() > 0.3
+    laps = path_length(p) / route.length
+    assert follower.laps_done == int(laps) and 15 < laps < 25     # ~3 m/s for an hour
+    assert abs(follower.cross_track_error) < 1.0
+    assert route.closest(*p[-1, :2])[1] < 2.0                     # still on the path
+
+
+def test_a_follower_joins_and_leaves_the_route_where_it_is_told(vehicles):
+    route, vp = load_route('field'), vehicles['maxxum']
+    start, end = 40.0, route.length - 100.0
+    follower, p, speed = drive(route, vp, 400.0, start_m=start, end_m=end)
+    assert follower.done and follower.distance_m == pytest.approx(end - start, abs=0.5)
+    assert path_length(p) == pytest.approx(end - start, rel=0.01)
+    assert math.hypot(*(p[0, :2] - route.pose_at(start)[:2])) < 1e-9
+    assert speed[-1] < 0.01
+    with pytest.raises(ValueError, match="route 'field' is not closed"):
+        RouteFollower(route, vp, laps=2)

@@ -100,6 +100,25 @@ def test_gnss_node_delivers_the_kernels_rows(ros_context, reference):
         node.destroy_node()
 
 
+def test_the_gnss_node_sees_the_sky_of_its_scene(ros_context, reference, tmp_path):
+    """In the packaged farmstead the Polaris starts in the garage (no satellite in
+    view); in a scene file without buildings the same receiver sees the sky."""
+    from acres_sim.ros.gnss_node import GnssNode
+
+    states, _, gnss_rows = reference
+    assert all(row['satellites_used'] == 0 for _k, row in gnss_rows)
+    scene = tmp_path / 'open.yaml'
+    scene.write_text('scene: {name: open_field}\n')
+    node = make_node(GnssNode, scene=str(scene))
+    try:
+        out = delivered(node)
+        for data in truth_messages(states):
+            node._take_truth(data)
+        assert out and all(row['satellites_used'] >= 5 for _k, _kd, row in out)
+    finally:
+        node.destroy_node()
+
+
 def test_a_gap_restarts_the_imu_and_is_counted(ros_context, reference):
     from acres_sim.ros.imu_node import ImuNode
 

@@ -45,6 +45,70 @@ def test_the_route_follower_drives_unless_parked(ros_context):
         parked.destroy_node()
 
 
+def test_each_agent_starts_at_its_spawn_and_may_be_parked(ros_context):
+    """The per-agent parameters from the rig (rig_nodes): the sim starts every
+    vehicle where the recorder does and keeps a parked one parked."""
+    from acres_sim.rig import RigOptions, rig_nodes
+
+    parameters = rig_nodes('polaris', RigOptions(agents=2, rtf=0.0))[0].parameters
+    parameters = {k: v for k, v in parameters.items() if k != 'use_sim_time'}
+    parameters['agents.agent1.parked'] = True
+    node = make_sim(**parameters)
+    try:
+        assert [a.sim.fleet.states[0, 0:2].tolist() for a in node.agents] == \
+            [[0.0, 0.0], [8.05, 0.0]]
+        run_s(node, 10.0)
+        assert speed(node) > 1.0
+        assert node.agents[1].sim.fleet.states[0, 0:2].tolist() == [8.05, 0.0]
+    finally:
+        node.destroy_node()
+    node = make_sim(**{'agents.agent0.spawn': [5.0, -1.0, 0.25], 'agents.agent0.parked': True})
+    try:
+        x, y = node.agents[0].sim.fleet.states[0, 0:2]
+        assert (x, y) == (5.0, -1.0)
+    finally:
+        node.destroy_node()
+
+
+def test_a_route_that_ends_says_so_in_the_log(ros_context, tmp_path, capfd):
+    import yaml
+
+    route = tmp_path / 'short.yaml'
+    route.write_text(yaml.safe_dump({'route': {'hold_s': 0.0, 'legs': [
+        {'speed_mps': 3.0, 'waypoints': [[0.0, 0.0], [12.0, 0.0]]}]}}))
+    node = make_sim(**{'agents.agent0.route': str(route)})
+    try:
+        run_s(node, 15.0)
+        ended = [line for line in capfd.readouterr().err.splitlines() if 'ended at' in line]
+        assert len(ended) == 1 and 'agent0: route short ended at ' in ended[0]
+        assert 'parked there' in ended[0]
+        run_s(node, 2.0)
+        assert 'ended at' not in capfd.readouterr().err          # once
+    finally:
+        node.destroy_node()
+
+
+def test_laps_and_repeat_reach_the_follower(ros_context):
+    node = make_sim(**{'agents.agent0.route': 'loop', 'agents.agent0.repeat': True})
+    other = make_sim(**{'agents.agent0.route': 'loop', 'agents.agent0.laps': 2})
+    try:
+        assert node.agents[0].sim.followers[0].laps == math.inf
+        assert other.agents[0].sim.followers[0].laps == 2
+    finally:
+        node.destroy_node()
+        other.destroy_node()
+
+
+def test_a_scene_file_reaches_the_sim(ros_context, tmp_path):
+    scene = tmp_path / 'open.yaml'
+    scene.write_text('scene: {name: open_field}\n')
+    node = make_sim(scene=str(scene))
+    try:
+        assert node.scene.name == 'open_field'
+    finally:
+        node.destroy_node()
+
+
 def test_cmd_vel_drives_goes_stale_and_refuses_nan(ros_context):
     node = make_sim(**{'cmd_vel.timeout_s': 0.5})
     try:
@@ -84,6 +148,9 @@ def test_summary_names_the_run(ros_context):
     ({'agents.agent0.gnss.hz': 500.0}, r'agents\.agent0\.gnss\.hz = 500\.0'),
     ({'gnss.hz': 5.0}, r"unknown parameter 'gnss\.hz' for /sim_node"),
     ({'rtf': -2.0}, r'rtf = -2\.0 .*out of range'),
+    ({'agents.agent0.spawn': [1.0, 2.0]}, r'spawn = \[1\.0, 2\.0\] .*3 numbers'),
+    ({'agents.agent0.route': 'field', 'agents.agent0.laps': 2},
+     r"route 'field' is not closed"),
 ])
 def test_bad_parameters_are_one_config_error(ros_context, parameters, message):
     from acres_sim.config import ConfigError

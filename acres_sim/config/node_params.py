@@ -12,8 +12,8 @@ GNSS or IMU node (its vehicle's configuration), and under
 
 from acres_sim.config.schema import Key
 
-__all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'OUTPUT_DEPTH',
-           'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES', 'sim_param']
+__all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS', 'OUTPUT_DEPTH',
+           'SCENE', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES', 'sim_param']
 
 VEHICLES = ('polaris', 'maxxum')
 
@@ -22,6 +22,10 @@ def _param(name, kind, default, description, unit='', **limits):
     """A node parameter: a :class:`Key` of acres_sim's own (not a sensor key)."""
     return Key(name, kind, default, description, unit, spec=False, **limits)
 
+
+# The sim node and the GNSS nodes: the scene (the sky view's obstacles).
+SCENE = _param('scene', 'str', '', 'Scene file: the obstacles of the GNSS sky view (empty: '
+               'the packaged ACRE farmstead).')
 
 # Every node of the rig.
 OUTPUT_DEPTH = _param(
@@ -56,6 +60,7 @@ SIM_PARAMS = (
     _param('cmd_vel.timeout_s', 'float', 0.5, 'A vehicle whose last cmd_vel is older than '
            'this (sim time) brakes to a stop; without any cmd_vel its route follower drives.',
            's', low=0.0, low_open=True, high=60.0),
+    SCENE,
 )
 _SIM_BY_NAME = {p.name: p for p in SIM_PARAMS}
 
@@ -72,7 +77,23 @@ AGENT_PARAMS = (
            '(utm and map are shared).'),
     _param('route', 'str', '', 'Route the follower drives: a packaged name (acre_demo, '
            "field, figure8, loop) or a file; empty: the vehicle's default."),
+    _param('laps', 'int', 0, 'Laps of a closed route, then the vehicle parks where it '
+           'started (0: drive the route once and park at its end).', low=0, high=100000),
+    _param('repeat', 'bool', False, 'Drive a closed route again and again until the run '
+           'ends.'),
+    _param('parked', 'bool', False, 'No route follower: the vehicle stays parked until its '
+           'first cmd_vel.'),
+    _param('spawn', 'vec3', None, 'Where the vehicle starts: its chassis origin on the '
+           'ground in grid ENU and its heading counter-clockwise from east (not set: on '
+           'its route at route_start_m): east m, north m, yaw rad.'),
+    _param('route_start_m', 'float', 0.0, 'Arc length along the route at which the vehicle '
+           'joins it.', 'm', low=0.0),
+    _param('route_end_m', 'float', 0.0, 'Arc length along the route at which it stops, on a '
+           'route it drives once (0: the end of the route).', 'm', low=0.0),
 )
+
+# The GNSS node's own, besides SENSOR_NODE_PARAMS.
+GNSS_NODE_PARAMS = (SCENE,)
 
 # The GNSS and IMU nodes: which vehicle they sit on, their publishers' depth.
 SENSOR_NODE_PARAMS = (

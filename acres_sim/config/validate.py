@@ -180,6 +180,8 @@ def check(k: Key, value, source=None):
     if k.kind == 'vec2':
         return _vector(k, value, 2, source)
     if k.kind == 'vec3':
+        if value is None and k.default is None:     # an optional vector left unset
+            return None
         return _vector(k, value, 3, source)
     if k.kind == 'outages':
         return _outages(k, value, source)

@@ -16,7 +16,8 @@ DESIGN §3 and the order of the spec's sensor sections:
 6. the state of the step as it is held (p, the state's own quaternion, v, w):
    the live sim node publishes it to the sensor nodes, which rebuild R and p_c
    from it with the same functions, bit for bit;
-7. the command -- the route follower's, or an external one (cmd_vel) where
+7. the command -- the route follower's (its laps of a closed route and its
+   stop, :mod:`acres_sim.core.pursuit`), or an external one (cmd_vel) where
    ``command[0]`` is set -- and, unless k is the last step, the physics step.
 
 Each rate limiter is the spec's Due (``t + 1e-8 >= t_due``, then

@@ -12,13 +12,20 @@ yaw_rate_radps)``:
 * the base_footprint (rear axle) is projected onto the path, searching a window
   of about 20 m from the last index forward (a later, overlapping part of the
   path is never taken);
-* within ``stop_tolerance_m`` of the end: ``done``, (0, 0) for good;
+* a closed route driven in laps lies on the arrays a few times end to end:
+  once the projection falls into the second copy, the index and the arc length
+  step back by one lap (``FP_LAP_POINTS``, ``FP_LAP_LENGTH``) and the lap count
+  goes up, so that the follower stays on the first copy for ever;
+* within ``stop_tolerance_m`` of the stop -- arc length ``FP_END_S`` counted
+  along the laps driven (the route's end, a point before it, or the end of the
+  last lap; infinite: never) -- ``done``, (0, 0) for good;
 * the target point lies one lookahead ``clamp(L_min + t_la |u|, L_min, L_max)``
   further along the path (past the end: on the end's straight continuation);
   the pure-pursuit curvature ``kappa = 2 y_l / d^2`` in the rear-axle frame;
 * the speed is the lowest profile speed over the preview ahead, the stop ramp
-  ``sqrt(2 a_dec remaining)``, the lateral limit ``sqrt(a_lat / |kappa|)``, and at
-  least ``min_speed_mps``; the yaw rate is ``speed * kappa``.
+  from the end of the preview ``sqrt(2 a_dec (remaining - preview))``, the
+  lateral limit ``sqrt(a_lat / |kappa|)``, and at least ``min_speed_mps``; the
+  yaw rate is ``speed * kappa``.
 
 Arrays (float64):
 
@@ -26,7 +33,7 @@ Arrays (float64):
 * parameters :data:`N_FOLLOW_PARAMS` (``FP_*``), from :func:`follower_params`;
 * state :data:`N_FOLLOW_STATE` (``FS_*``): the path index, the arc length and
   the signed cross-track error of the last projection, done (0/1), the first
-  step seen (-1 before any).
+  step seen (-1 before any), the laps wrapped, the step at which it was done.
 """
 
 import math
@@ -37,8 +44,10 @@ import numpy as np
 
 __all__ = ['FP_LOOKAHEAD_TIME', 'FP_LOOKAHEAD_MIN', 'FP_LOOKAHEAD_MAX', 'FP_LATERAL_ACCEL',
            'FP_DECEL', 'FP_PREVIEW', 'FP_MIN_SPEED', 'FP_STOP_TOLERANCE', 'FP_HOLD_STEPS',
-           'FP_END_DIR_X', 'FP_END_DIR_Y', 'FP_BF_X', 'FP_BF_Y', 'FP_BF_Z', 'N_FOLLOW_PARAMS',
-           'FS_INDEX', 'FS_S', 'FS_CROSS_TRACK', 'FS_DONE', 'FS_FIRST_STEP', 'N_FOLLOW_STATE',
+           'FP_END_DIR_X', 'FP_END_DIR_Y', 'FP_BF_X', 'FP_BF_Y', 'FP_BF_Z', 'FP_END_S',
+           'FP_LAP_LENGTH', 'FP_LAP_POINTS', 'N_FOLLOW_PARAMS', 'FS_INDEX', 'FS_S',
+           'FS_CROSS_TRACK', 'FS_DONE', 'FS_FIRST_STEP', 'FS_LAPS', 'FS_END_STEP',
+           'N_FOLLOW_STATE',
            'PROJECTION_WINDOW_M', 'initial_follow_state', 'pursuit_command']
 
 PROJECTION_WINDOW_M = 20.0   # the closest-point search looks this far ahead of the index
@@ -58,7 +67,10 @@ FP_END_DIR_Y = 10
 FP_BF_X = 11             # the chassis origin in base_footprint (FLU) [m]
 FP_BF_Y = 12
 FP_BF_Z = 13
-N_FOLLOW_PARAMS = 14
+FP_END_S = 14            # stop at this arc length, counted along the laps [m] (inf: never)
+FP_LAP_LENGTH = 15       # length of one lap of a closed route driven in laps [m]; else 0
+FP_LAP_POINTS = 16       # path points of one lap (the index step back by one lap)
+N_FOLLOW_PARAMS = 17
 
 # state array, index by index
 FS_INDEX = 0             # path index of the last projection
@@ -66,13 +78,16 @@ FS_S = 1                 # arc length of the closest point [m]
 FS_CROSS_TRACK = 2       # signed distance of the rear axle from the path, left > 0 [m]
 FS_DONE = 3              # 1.0 once the end is reached
 FS_FIRST_STEP = 4        # physics step of the first call, -1.0 before it
-N_FOLLOW_STATE = 5
+FS_LAPS = 5              # laps the index has stepped back (a route driven in laps)
+FS_END_STEP = 6          # physics step at which it was done, -1.0 before
+N_FOLLOW_STATE = 7
 
 
-def initial_follow_state() -> np.ndarray:
-    """The state before the first call."""
+def initial_follow_state(index=0, s=0.0) -> np.ndarray:
+    """The state before the first call, at path ``index`` and arc length ``s``."""
     state = np.zeros(N_FOLLOW_STATE)
-    state[FS_FIRST_STEP] = -1.0
+    state[FS_INDEX], state[FS_S] = index, s
+    state[FS_FIRST_STEP] = state[FS_END_STEP] = -1.0
     return state
 
 
@@ -128,10 +143,15 @@ def pursuit_command(p, R, v, step, rx, ry, rs, profile, fp, st):
     py = p[1] - (R[1, 0] * bx + R[1, 1] * by + R[1, 2] * bz)
     yaw = math.atan2(R[1, 0], R[0, 0])
     j, s, signed = _project(px, py, rx, ry, rs, int(st[FS_INDEX]))
+    if fp[FP_LAP_LENGTH] > 0.0 and j >= fp[FP_LAP_POINTS]:   # into the next lap
+        j -= int(fp[FP_LAP_POINTS])
+        s -= fp[FP_LAP_LENGTH]
+        st[FS_LAPS] += 1.0
     st[FS_INDEX], st[FS_S], st[FS_CROSS_TRACK] = j, s, signed
-    remaining = rs[rs.shape[0] - 1] - s
+    remaining = fp[FP_END_S] - (s + st[FS_LAPS] * fp[FP_LAP_LENGTH])
     if remaining <= fp[FP_STOP_TOLERANCE]:
         st[FS_DONE] = 1.0
+        st[FS_END_STEP] = step
         return 0.0, 0.0
     u = R[0, 0] * v[0] + R[1, 0] * v[1] + R[2, 0] * v[2]
     v_abs = abs(u)
@@ -145,11 +165,13 @@ def pursuit_command(p, R, v, step, rx, ry, rs, profile, fp, st):
     dist2 = xl * xl + yl * yl
     kappa = 2.0 * yl / dist2 if dist2 > 1e-9 else 0.0
     # speed: the profile over the preview ahead, the stop ramp, the commanded curvature
-    i_end = np.searchsorted(rs, s + max(v_abs * fp[FP_PREVIEW], 1.0)) + 1
+    preview = max(v_abs * fp[FP_PREVIEW], 1.0)
+    i_end = np.searchsorted(rs, s + preview) + 1
     speed = math.inf
     for i in range(j, min(max(i_end, j + 2), profile.shape[0])):
         speed = min(speed, profile[i])
-    speed = min(speed, math.sqrt(2.0 * fp[FP_DECEL] * remaining))
+    # the stop ramp from the end of the preview, as the profile ramps to the route's end
+    speed = min(speed, math.sqrt(2.0 * fp[FP_DECEL] * max(remaining - preview, 0.0)))
     if kappa != 0.0:
         speed = min(speed, math.sqrt(fp[FP_LATERAL_ACCEL] / abs(kappa)))
     speed = max(speed, fp[FP_MIN_SPEED])

@@ -1,12 +1,15 @@
-"""Routes over the tile and a pure-pursuit follower that drives them.
+"""Routes over the tile and a pure-pursuit follower that drives them (maths
+only: the route files are read by :mod:`acres_sim.config.routes`).
 
 A :class:`Route` is a dense path in grid ENU [m]: straight legs between
 waypoints, every corner rounded with a circular arc (``turn_radius_m``, less
-where the legs are short), a target speed per leg, a parked hold at the start
-and a stop at the end.  :func:`build_route` makes one from legs of waypoints;
-the named patterns :func:`loop_waypoints`, :func:`figure8_waypoints` and
+where the legs are short), a target speed per leg and a parked hold at the
+start.  :func:`build_route` makes one from legs of waypoints; the named
+patterns :func:`loop_waypoints`, :func:`figure8_waypoints` and
 :func:`field_waypoints` (serpentine passes joined by headland turns) generate
-waypoints; :func:`load_route` reads ``config/routes/<name>.yaml``.
+waypoints.  A route is *closed* when it ends where it starts, heading the way
+it started (:attr:`Route.closed`): only a closed route can be driven lap after
+lap.
 
 :class:`RouteFollower` turns the ground truth of one vehicle into the command
 ``(speed_mps, yaw_rate_radps)`` that :class:`acres_sim.core.physics.Fleet`
@@ -14,48 +17,33 @@ takes (what cmd_vel carries): pure pursuit from the rear axle (base_footprint)
 to a point one lookahead distance further along the path, the lookahead growing
 with speed; the speed is the leg speed, lowered for the curvature ahead
 (``lateral_accel_mps2``) and ramped down to the final stop (``decel_mps2``).
-
-Route file (YAML)::
-
-    route:
-      name: acre_demo
-      frame: grid           # grid (ENU metres, the default) or a geodetic frame of
-                            # SiteGeoreference (wgs84_g2139, nad83_2011, nad83_harn):
-                            # then every point is [lat_deg, lon_deg]
-      hold_s: 5.0           # parked at the start [s]
-      turn_radius_m: 6.0    # corner radius
-      legs:                 # each leg continues from the end of the one before
-        - {speed_mps: 2.5, waypoints: [[0.0, 0.0], [20.0, 0.0]]}
-        - {speed_mps: 6.0, pattern: field, start: [110.0, 96.0], heading_deg: 180.0,
-           length_m: 80.0, passes: 3, spacing_m: 12.0, side: right}
-
-Pattern keys: ``loop`` -- origin, heading_deg, length_m, width_m, laps, side;
-``figure8`` -- center, heading_deg, size_m; ``field`` -- start, heading_deg,
-length_m, passes, spacing_m, side.  Headings are degrees counter-clockwise from
-grid east.
+It drives from an arc length ``start_m`` either to ``end_m`` (the end of the
+route by default) or, on a closed route, ``laps`` times round (``math.inf``:
+for ever), and then parks.
 """
 
-import difflib
 import math
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from acres_sim.core.frames import chassis_in_base_footprint
 from acres_sim.core.pursuit import (
-    FP_BF_X, FP_BF_Z, FP_DECEL, FP_END_DIR_X, FP_END_DIR_Y, FP_HOLD_STEPS, FP_LATERAL_ACCEL,
-    FP_LOOKAHEAD_MAX, FP_LOOKAHEAD_MIN, FP_LOOKAHEAD_TIME, FP_MIN_SPEED, FP_PREVIEW,
-    FP_STOP_TOLERANCE, FS_CROSS_TRACK, FS_DONE, FS_INDEX, FS_S, N_FOLLOW_PARAMS,
+    FP_BF_X, FP_BF_Z, FP_DECEL, FP_END_DIR_X, FP_END_DIR_Y, FP_END_S, FP_HOLD_STEPS,
+    FP_LAP_LENGTH, FP_LAP_POINTS, FP_LATERAL_ACCEL, FP_LOOKAHEAD_MAX, FP_LOOKAHEAD_MIN,
+    FP_LOOKAHEAD_TIME, FP_MIN_SPEED, FP_PREVIEW, FP_STOP_TOLERANCE, FS_CROSS_TRACK, FS_DONE,
+    FS_END_STEP, FS_INDEX, FS_LAPS, FS_S, N_FOLLOW_PARAMS, PROJECTION_WINDOW_M,
     initial_follow_state, pursuit_command)
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.core.vehicles import VehicleParams
 
-__all__ = ['Route', 'RouteFollower', 'build_route', 'loop_waypoints', 'figure8_waypoints',
-           'field_waypoints', 'PATTERNS', 'load_route', 'route_from_tree', 'route_names',
-           'routes_dir']
+__all__ = ['CLOSED_TOLERANCE_DEG', 'CLOSED_TOLERANCE_M', 'PATTERNS', 'Route', 'RouteFollower',
+           'build_route', 'field_waypoints', 'figure8_waypoints', 'loop_waypoints']
 
 POINT_SPACING_M = 0.25
+# A route is closed when its end is this close to its start, in place and heading.
+CLOSED_TOLERANCE_M = 0.05
+CLOSED_TOLERANCE_DEG = 1.0
 
 
 class Route(NamedTuple):
@@ -77,6 +65,35 @@ class Route(NamedTuple):
         """(x, y, yaw) at the start of the path, heading along the first leg."""
         d = self.xy[1] - self.xy[0]
         return float(self.xy[0, 0]), float(self.xy[0, 1]), math.atan2(d[1], d[0])
+
+    def pose_at(self, s):
+        """(x, y, yaw) of the path at arc length ``s`` (clamped to the path),
+        heading along the piece it lies on; ``pose_at(0)`` is :meth:`start_pose`."""
+        i = int(np.clip(np.searchsorted(self.s, s, side='right') - 1, 0, len(self.s) - 2))
+        a, b = self.xy[i], self.xy[i + 1]
+        t = min(max((s - self.s[i]) / (self.s[i + 1] - self.s[i]), 0.0), 1.0)
+        d = b - a
+        return (float(a[0] + t * d[0]), float(a[1] + t * d[1]), math.atan2(d[1], d[0]))
+
+    def closest(self, x, y):
+        """(arc length, distance [m]) of the path point closest to (x, y); the
+        first one along the path where several are as close."""
+        a, d = self.xy[:-1], np.diff(self.xy, axis=0)
+        seg2 = np.einsum('ij,ij->i', d, d)
+        t = np.clip(((x - a[:, 0]) * d[:, 0] + (y - a[:, 1]) * d[:, 1])
+                    / np.where(seg2 > 0.0, seg2, 1.0), 0.0, 1.0)
+        dist = np.hypot(a[:, 0] + t * d[:, 0] - x, a[:, 1] + t * d[:, 1] - y)
+        i = int(np.argmin(dist))
+        return float(self.s[i] + t[i] * math.sqrt(seg2[i])), float(dist[i])
+
+    @property
+    def closed(self) -> bool:
+        """True when the path ends where it starts, heading the way it started
+        (within :data:`CLOSED_TOLERANCE_M` and :data:`CLOSED_TOLERANCE_DEG`)."""
+        gap = math.hypot(*(self.xy[-1] - self.xy[0]))
+        first, last = self.xy[1] - self.xy[0], self.xy[-1] - self.xy[-2]
+        turn = math.atan2(first[0] * last[1] - first[1] * last[0], first @ last)
+        return gap <= CLOSED_TOLERANCE_M and abs(math.degrees(turn)) <= CLOSED_TOLERANCE_DEG
 
 
 # --------------------------------------------------------------------------- building
@@ -189,17 +206,19 @@ def _side_normal(d, side):
 
 def loop_waypoints(origin=(0.0, 0.0), heading_deg=0.0, length_m=60.0, width_m=30.0, laps=1,
                    side='left'):
-    """A rectangle of ``length_m`` x ``width_m`` driven ``laps`` times from ``origin``
-    along ``heading_deg``, turning to ``side``; it ends a quarter length into the
-    first side again, so the last corner is driven too."""
+    """A rectangle of ``length_m`` x ``width_m`` with the corner ``origin``, its
+    first side along ``heading_deg``, turning to ``side``, driven ``laps`` times:
+    closed, it starts and ends in the middle of the first side, so that every
+    corner is driven on every lap."""
     o = np.asarray(origin, dtype=np.float64)
     d = _heading(heading_deg)
     n = _side_normal(d, side)
     corners = [o + d * length_m, o + d * length_m + n * width_m, o + n * width_m, o]
-    pts = [o]
+    middle = o + d * (0.5 * length_m)
+    pts = [middle]
     for _ in range(int(laps)):
         pts.extend(corners)
-    pts.append(o + d * (0.25 * length_m))
+    pts.append(middle)
     return np.array(pts)
 
 
@@ -207,14 +226,15 @@ def figure8_waypoints(center=(0.0, 0.0), heading_deg=45.0, size_m=20.0):
     """A figure eight: two squares of side ``size_m`` that share the corner
     ``center``.  It leaves the centre along ``heading_deg``, goes round the square
     on the right (three right turns), crosses the centre at right angles to the
-    first pass, goes round the square on the left (three left turns), and stops
-    half a side past the centre; the route's turn radius rounds the corners."""
+    first pass, goes round the square on the left (three left turns), and ends
+    at the centre heading the way it left (closed); the route's turn radius
+    rounds the corners."""
     c = np.asarray(center, dtype=np.float64)
     d = _heading(heading_deg)              # first crossing direction
     e = np.array([-d[1], d[0]])            # the second crossing direction (left of d)
     a = float(size_m)
     return np.array([c, c + a * d, c + a * d - a * e, c - a * e, c,
-                     c + a * e, c - a * d + a * e, c - a * d, c, c + 0.5 * a * d])
+                     c + a * e, c - a * d + a * e, c - a * d, c])
 
 
 def field_waypoints(start=(0.0, 0.0), heading_deg=0.0, length_m=100.0, passes=4,
@@ -244,18 +264,33 @@ class RouteFollower:
     """Pure pursuit over a :class:`Route` for one vehicle.
 
     ``command(truth)`` -> ``(speed_mps, yaw_rate_radps)``; it holds the vehicle
-    parked for ``route.hold_s`` from the first truth it sees, then drives and
-    finally commands (0, 0) for good once the rear axle is within
-    ``stop_tolerance_m`` of the end (``done``).  After each call ``s`` is the
-    arc length of the closest path point and ``cross_track_error`` the signed
-    distance of the rear axle from the path (left > 0) [m].
+    parked for ``route.hold_s`` from the first truth it sees, then drives from
+    arc length ``start_m`` and finally commands (0, 0) for good once the rear
+    axle is within ``stop_tolerance_m`` of where it stops (``done``): ``end_m``
+    (None: the end of the route), or with ``laps`` (a closed route only) that
+    many laps after ``start_m``; ``laps=math.inf`` drives on for ever.  After
+    each call ``s`` is the arc length of the closest path point (within one
+    lap), ``distance_m`` the arc length driven since ``start_m`` and
+    ``cross_track_error`` the signed distance of the rear axle from the path
+    (left > 0) [m].
+
+    Laps are driven on the arrays of a few copies of the closed route end to
+    end (:attr:`arrays`): whenever the closest point lies in the second copy,
+    the kernel steps its index and arc length back by one lap.
     """
 
-    def __init__(self, route: Route, params: VehicleParams, lookahead_time_s=0.7,
-                 lookahead_min_m=None, lookahead_max_m=15.0, lateral_accel_mps2=1.5,
-                 decel_mps2=None, preview_s=1.5, min_speed_mps=0.4, stop_tolerance_m=0.3):
+    def __init__(self, route: Route, params: VehicleParams, start_m=0.0, end_m=None, laps=0,
+                 lookahead_time_s=0.7, lookahead_min_m=None, lookahead_max_m=15.0,
+                 lateral_accel_mps2=1.5, decel_mps2=None, preview_s=1.5, min_speed_mps=0.4,
+                 stop_tolerance_m=0.3):
+        if laps and not route.closed:
+            raise ValueError(f'route {route.name!r} is not closed: it cannot be driven in laps')
+        if laps and end_m is not None:
+            raise ValueError('a follower stops after its laps or at end_m, not both')
         self.route = route
         self.params = params
+        self.laps = laps
+        self.start_m = float(start_m)
         self.lookahead_time_s = float(lookahead_time_s)
         self.lookahead_min_m = float(lookahead_min_m if lookahead_min_m is not None
                                      else max(3.0, 1.5 * params.wheelbase_m))
@@ -266,8 +301,10 @@ class RouteFollower:
         self.preview_s = float(preview_s)
         self.min_speed = float(min_speed_mps)
         self.stop_tolerance = float(stop_tolerance_m)
-        self.profile = self._speed_profile()
-        d = route.xy[-1] - route.xy[-2]
+        path = _laps_path(route) if laps else route
+        self.lap_length = float(path.s[len(route.s) - 1]) if laps else 0.0
+        self.profile = self._speed_profile(path, stop_at_end=not laps)
+        d = path.xy[-1] - path.xy[-2]
         end_dir = d / math.hypot(d[0], d[1])
         fp = np.zeros(N_FOLLOW_PARAMS)
         fp[FP_LOOKAHEAD_TIME], fp[FP_LOOKAHEAD_MIN] = self.lookahead_time_s, self.lookahead_min_m
@@ -278,19 +315,26 @@ class RouteFollower:
         fp[FP_END_DIR_X], fp[FP_END_DIR_Y] = end_dir
         fp[FP_BF_X:FP_BF_Z + 1] = chassis_in_base_footprint(params.wheelbase_m,
                                                              params.cog_height_m)
+        if laps:
+            fp[FP_END_S] = self.start_m + laps * self.lap_length
+            fp[FP_LAP_LENGTH], fp[FP_LAP_POINTS] = self.lap_length, len(route.s) - 1
+        else:
+            fp[FP_END_S] = float(route.s[-1]) if end_m is None else float(end_m)
         self.params_array = fp
-        self._route_x = np.ascontiguousarray(route.xy[:, 0])
-        self._route_y = np.ascontiguousarray(route.xy[:, 1])
-        self._route_s = np.ascontiguousarray(route.s, dtype=np.float64)
-        self.state = initial_follow_state()
+        self._route_x = np.ascontiguousarray(path.xy[:, 0])
+        self._route_y = np.ascontiguousarray(path.xy[:, 1])
+        self._route_s = np.ascontiguousarray(path.s, dtype=np.float64)
+        index = int(np.clip(np.searchsorted(route.s, self.start_m, side='right') - 1, 0,
+                            len(route.s) - 2))
+        self.state = initial_follow_state(index, self.start_m)
 
-    def _speed_profile(self):
-        r = self.route
-        v = np.minimum(r.speed, self.params.max_speed_mps)
+    def _speed_profile(self, path, stop_at_end):
+        v = np.minimum(path.speed, self.params.max_speed_mps)
         with np.errstate(divide='ignore'):
-            v = np.minimum(v, np.sqrt(self.lateral_accel / np.abs(r.curvature)))
-        v[-1] = 0.0
-        ds = np.diff(r.s)
+            v = np.minimum(v, np.sqrt(self.lateral_accel / np.abs(path.curvature)))
+        if stop_at_end:
+            v[-1] = 0.0
+        ds = np.diff(path.s)
         for i in range(len(v) - 2, -1, -1):
             v[i] = min(v[i], math.sqrt(v[i + 1] ** 2 + 2.0 * self.decel * ds[i]))
         return v
@@ -304,12 +348,37 @@ class RouteFollower:
         return float(self.state[FS_S])
 
     @property
+    def distance_m(self) -> float:
+        """Arc length driven along the route since ``start_m`` [m]."""
+        return float(self.state[FS_LAPS]) * self.lap_length + self.s - self.start_m
+
+    @property
+    def laps_done(self) -> int:
+        """Laps driven since ``start_m``, the last one counted once the rear axle
+        is within ``stop_tolerance_m`` of its end (0 on a route not driven in laps)."""
+        if not self.lap_length:
+            return 0
+        return int((self.distance_m + self.stop_tolerance) // self.lap_length)
+
+    @property
     def cross_track_error(self) -> float:
         return float(self.state[FS_CROSS_TRACK])
 
     @property
     def done(self) -> bool:
         return bool(self.state[FS_DONE])
+
+    @property
+    def ended_s(self):
+        """The time [s] at which the vehicle reached its stop, None before."""
+        return float(self.state[FS_END_STEP]) / PHYSICS_HZ if self.done else None
+
+    def end_note(self) -> str:
+        """One line on where the drive ended (for the drivers' logs)."""
+        laps = f' after {self.laps_done} lap{"s" if self.laps_done != 1 else ""}' \
+            if self.lap_length else ''
+        return (f'route {self.route.name} ended at {self.ended_s:.2f} s{laps}, '
+                f'{self.distance_m:.1f} m along it; parked there from then on')
 
     def command(self, truth: Truth):
         """The (speed_mps, yaw_rate_radps) command for this truth."""
@@ -323,189 +392,18 @@ class RouteFollower:
         return self._route_x, self._route_y, self._route_s, self.profile, self.params_array
 
 
-# --------------------------------------------------------------------------- files
+def _laps_path(route: Route) -> Route:
+    """The closed ``route`` as copies end to end, enough that the follower's
+    look along the path from anywhere in the first lap stays on the arrays;
+    point i of copy c is point i of the route (its last point, the start
+    again, is left out of all but the last copy)."""
+    reach = PROJECTION_WINDOW_M + 50.0      # projection window, lookahead and preview
+    copies = 2 + int(math.ceil(reach / route.length))
+    m = len(route.s) - 1
 
-_TOP_KEYS = ('name', 'frame', 'hold_s', 'turn_radius_m', 'legs')
-_PATTERN_KEYS = {
-    'loop': ('origin', 'heading_deg', 'length_m', 'width_m', 'laps', 'side'),
-    'figure8': ('center', 'heading_deg', 'size_m'),
-    'field': ('start', 'heading_deg', 'length_m', 'passes', 'spacing_m', 'side'),
-}
-_POINT_KEYS = {'origin', 'center', 'start'}
-# key -> (low, high, low_open, unit)
-_RANGES = {
-    'hold_s': (0.0, 3600.0, False, 's'),
-    'turn_radius_m': (0.5, 1000.0, False, 'm'),
-    'speed_mps': (0.0, 30.0, True, 'm/s'),
-    'heading_deg': (-360.0, 360.0, False, 'deg'),
-    'length_m': (0.0, 1e5, True, 'm'),
-    'width_m': (0.0, 1e5, True, 'm'),
-    'size_m': (0.0, 1e5, True, 'm'),
-    'spacing_m': (0.0, 1e4, True, 'm'),
-    'laps': (1, 1000, False, ''),
-    'passes': (1, 1000, False, ''),
-}
-_INT_KEYS = ('laps', 'passes')
-_GRID = 'grid'
+    def tiled(values):
+        return np.concatenate([values[:m]] * copies + [values[m:]])
 
-
-def routes_dir() -> Path:
-    """The folder of the packaged route files."""
-    from acres_sim.config import config_dir
-    return config_dir() / 'routes'
-
-
-def route_names():
-    """Names of the packaged routes (file stems), sorted."""
-    return sorted(p.stem for p in routes_dir().glob('*.yaml'))
-
-
-class _Checker:
-    def __init__(self, source):
-        from acres_sim.config import ConfigError
-        self.error = ConfigError
-        self.source = source
-
-    def fail(self, item, value, problem, allowed):
-        text = repr(value)
-        text = text if len(text) <= 60 else text[:57] + '...'
-        return self.error(f'{item} = {text} (in {self.source}): {problem}; allowed: {allowed}')
-
-    def keys(self, item, mapping, allowed):
-        if not isinstance(mapping, dict):
-            raise self.fail(item, mapping, 'expected a mapping', 'keys ' + ', '.join(allowed))
-        for name in mapping:
-            if name not in allowed:
-                close = difflib.get_close_matches(str(name), allowed, n=1, cutoff=0.6)
-                hint = f"; did you mean '{item}.{close[0]}'?" if close else ''
-                raise self.error(f"unknown key '{item}.{name}' (in {self.source}){hint}")
-
-    def number(self, item, key, value):
-        low, high, low_open, unit = _RANGES[key]
-        unit = f' {unit}' if unit else ''
-        allowed = f'{">" if low_open else ">="} {low:g} and <= {high:g}{unit}'
-        if key in _INT_KEYS:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise self.fail(item, value, 'expected a whole number', allowed)
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(item, value, 'expected a number', allowed)
-        if not (abs(value) <= 1e300 and math.isfinite(value)):
-            raise self.fail(item, value, 'not a finite number', allowed)
-        if (value <= low if low_open else value < low) or value > high:
-            raise self.fail(item, value, 'out of range', allowed)
-        return value if key in _INT_KEYS else float(value)
-
-    def required(self, item, mapping, name):
-        if name not in mapping:
-            raise self.error(f'{item}.{name} is missing (in {self.source})')
-        return mapping[name]
-
-
-def _to_grid(ck, item, value, frame, georef):
-    """A point of the file ([x, y] in grid, [lat, lon] or [lat, lon, h] geodetic) in grid ENU."""
-    n_ok = (2,) if frame == _GRID else (2, 3)
-    what = '[x, y] in metres' if frame == _GRID else '[lat_deg, lon_deg] (optionally h_m)'
-    if not isinstance(value, (list, tuple)) or len(value) not in n_ok:
-        raise ck.fail(item, value, 'expected a point', what)
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                or abs(v) > 1e7:
-            raise ck.fail(item, value, 'expected finite numbers', what)
-        out.append(float(v))
-    if frame == _GRID:
-        return out
-    lat, lon = out[0], out[1]
-    if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
-        raise ck.fail(item, value, 'not a latitude/longitude', what)
-    if len(out) == 3:
-        h = out[2]
-    else:   # the ellipsoidal height of the tile's ground (grid u = 0) at the origin
-        navd88, undulation = georef.heights(0.0, 0.0, 0.0)
-        h = float(navd88 + undulation)
-    e, n, _u = georef.geodetic_to_enu(lat, lon, h, 0.0, frame)
-    return [float(e), float(n)]
-
-
-def route_from_tree(tree, source='<route>', default_name='route') -> Route:
-    """A :class:`Route` from the parsed content of a route file (checked)."""
-    ck = _Checker(source)
-    if not isinstance(tree, dict) or 'route' not in tree or len(tree) != 1:
-        raise ck.error(f'{source}: expected a mapping with the only key "route" at the top')
-    body = tree['route']
-    ck.keys('route', body, _TOP_KEYS)
-    name = body.get('name', default_name)
-    if not isinstance(name, str) or not name.strip():
-        raise ck.fail('route.name', name, 'expected a name', 'a non-empty string')
-    from acres_sim.core.geo.site import FRAMES
-    frame = body.get('frame', _GRID)
-    frames = (_GRID,) + tuple(FRAMES)
-    if frame not in frames:
-        raise ck.fail('route.frame', frame, 'unknown frame', ', '.join(frames))
-    georef = None
-    if frame != _GRID:
-        from acres_sim.core.geo.site import SiteGeoreference
-        georef = SiteGeoreference.default()
-    hold = ck.number('route.hold_s', 'hold_s', body.get('hold_s', 0.0))
-    radius = ck.number('route.turn_radius_m', 'turn_radius_m', body.get('turn_radius_m', 6.0))
-    legs_raw = ck.required('route', body, 'legs')
-    if not isinstance(legs_raw, list) or not legs_raw:
-        raise ck.fail('route.legs', legs_raw, 'expected a list of legs',
-                      'a non-empty list of {speed_mps, waypoints} or {speed_mps, pattern, ...}')
-    legs = []
-    for i, leg in enumerate(legs_raw):
-        where = f'route.legs[{i}]'
-        if not isinstance(leg, dict):
-            raise ck.fail(where, leg, 'expected a mapping', 'speed_mps and waypoints or pattern')
-        speed = ck.number(f'{where}.speed_mps', 'speed_mps', ck.required(where, leg, 'speed_mps'))
-        if 'pattern' in leg:
-            pattern = leg['pattern']
-            if pattern not in PATTERNS:
-                raise ck.fail(f'{where}.pattern', pattern, 'unknown pattern', ', '.join(PATTERNS))
-            allowed = ('speed_mps', 'pattern') + _PATTERN_KEYS[pattern]
-            ck.keys(where, leg, allowed)
-            kwargs = {}
-            for key in _PATTERN_KEYS[pattern]:
-                if key not in leg:
-                    continue
-                value = leg[key]
-                if key in _POINT_KEYS:
-                    kwargs[key] = _to_grid(ck, f'{where}.{key}', value, frame, georef)
-                elif key == 'side':
-                    if value not in ('left', 'right'):
-                        raise ck.fail(f'{where}.side', value, 'unknown side', 'left, right')
-                    kwargs[key] = value
-                else:
-                    kwargs[key] = ck.number(f'{where}.{key}', key, value)
-            waypoints = PATTERNS[pattern](**kwargs)
-        else:
-            ck.keys(where, leg, ('speed_mps', 'waypoints'))
-            raw = ck.required(where, leg, 'waypoints')
-            if not isinstance(raw, list) or not raw:
-                raise ck.fail(f'{where}.waypoints', raw, 'expected a list of points',
-                              'a non-empty list of points')
-            waypoints = np.array([_to_grid(ck, f'{where}.waypoints[{j}]', p, frame, georef)
-                                  for j, p in enumerate(raw)])
-        legs.append((waypoints, speed))
-    try:
-        return build_route(legs, name=name, hold_s=hold, turn_radius_m=radius)
-    except ValueError as err:
-        raise ck.error(f'{source}: {err}') from None
-
-
-def load_route(name_or_path) -> Route:
-    """A packaged route (``'acre_demo'``, ``'loop'``, ``'figure8'``, ``'field'``) or a
-    route file (YAML, or JSON by the ``.json`` suffix)."""
-    from acres_sim.config import ConfigError
-    from acres_sim.config.loader import read_document
-
-    text = str(name_or_path)
-    path = Path(text)
-    if not (path.suffix in ('.yaml', '.yml', '.json') or '/' in text or path.is_file()):
-        path = routes_dir() / f'{text}.yaml'
-        if not path.is_file():
-            raise ConfigError(f'unknown route {text!r}: no file {path}; packaged: '
-                              + ', '.join(route_names()))
-    source = str(path)
-    tree = read_document(path, 'route')
-    return route_from_tree(tree, source, default_name=path.stem)
+    xy = tiled(route.xy)
+    s = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(xy, axis=0).T))])
+    return Route(route.name, xy, s, tiled(route.speed), tiled(route.curvature), route.hold_s)

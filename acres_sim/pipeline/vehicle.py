@@ -24,18 +24,18 @@ from typing import Any, Optional
 
 import numpy as np
 
+from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.scene import default_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
 from acres_sim.core.physics import Fleet
-from acres_sim.core.routes import RouteFollower, load_route
+from acres_sim.core.routes import RouteFollower
 from acres_sim.core.vehicles import VehicleParams
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
 from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
 from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
-from acres_sim.rig import DEFAULT_ROUTES
 
 __all__ = ['SENSORS', 'Vehicle', 'build_vehicle', 'rig_simulation', 'static_tf',
            'vehicle_route']
@@ -63,6 +63,7 @@ class Vehicle:
     route: Any                    # the Route its follower drives (None: not driven here)
     follower: Optional[RouteFollower]
     start_pose: Optional[tuple]   # (x, y, yaw) at the start, grid ENU
+    parked: bool                  # no route follower drives it (a standing command)
     rates: dict                   # Due rates [Hz] of 'imu', 'ins', 'gnss' and 'truth'
     delay_s: float                # the sensors' latency
     arms: dict                    # sensor -> lever arm from the chassis origin [m]
@@ -95,12 +96,14 @@ def vehicle_route(vehicle_name, route=None):
     return load_route(route or DEFAULT_ROUTES[vehicle_name])
 
 
-def build_vehicle(config, vehicle_name, *, route=None, scene=None, site=None, agent_index=None,
-                  frame_prefix='', namespace='', sensors=SENSORS) -> Vehicle:
+def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, site=None,
+                  agent_index=None, frame_prefix='', namespace='', sensors=SENSORS) -> Vehicle:
     """The vehicle ``vehicle_name`` (a packaged vehicle model) with the resolved
     ``config``.
 
-    ``route``: the Route it drives (see :func:`vehicle_route`); None builds no
+    ``route``: the Route it drives from its start (see :func:`vehicle_route`),
+    or ``motion``: its spawn, follower and parking of a scenario
+    (:func:`acres_sim.config.scenario.vehicle_motion`); neither builds no
     route follower (a sensor node's vehicle, driven elsewhere).  ``scene``:
     the obstacles its GNSS receiver sees (None: the packaged farmstead).
     ``site``: the shared georeference (None: the config's).  ``agent_index``:
@@ -118,6 +121,13 @@ def build_vehicle(config, vehicle_name, *, route=None, scene=None, site=None, ag
             if 'gnss' in built else None)
     imu = imu_model(config, arms['imu'], index) if 'imu' in built else None
     ins = ins_model(config, arms['ins'], index, site) if 'ins' in built else None
+    if motion is not None:
+        route, follower, start_pose, parked = (motion.follower.route, motion.follower,
+                                               tuple(motion.spawn), motion.parked)
+    else:
+        follower = RouteFollower(route, params) if route is not None else None
+        start_pose = route.start_pose() if route is not None else None
+        parked = False
     rates = {sensor: config[f'{sensor}.hz'] for sensor in ('imu', 'ins', 'gnss')}
     rates['truth'] = config['ins.hz']     # truth.jsonl at the INS rate, INS on or off
     batches = MessageBatches(msg.imu_variances(config), msg.ins_variances(config),
@@ -127,8 +137,7 @@ def build_vehicle(config, vehicle_name, *, route=None, scene=None, site=None, ag
         name=vehicle_name, params=params, config=config, agent_index=index,
         frame_prefix=frame_prefix, namespace=namespace, site=site,
         topics=INS_TOPICS[vehicle_name], route=route,
-        follower=RouteFollower(route, params) if route is not None else None,
-        start_pose=route.start_pose() if route is not None else None,
+        follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
         batches=batches)
     channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
@@ -148,9 +157,12 @@ def rig_simulation(vehicles, steps):
             raise ValueError('the vehicles of one simulation differ in their sensor rates or '
                              'antenna lever arm, which the block kernel takes once for all')
     fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles])
-    return RigSimulation(fleet, [v.follower for v in vehicles], [v.imu for v in vehicles],
-                         [v.ins for v in vehicles], [v.gnss for v in vehicles],
-                         first.arms['gnss'], first.rates, steps, first.site)
+    sim = RigSimulation(fleet, [v.follower for v in vehicles], [v.imu for v in vehicles],
+                        [v.ins for v in vehicles], [v.gnss for v in vehicles],
+                        first.arms['gnss'], first.rates, steps, first.site)
+    for k, vehicle in enumerate(vehicles):
+        sim.commands[k, 0] = float(vehicle.parked)     # parked: a standing (zero) command
+    return sim
 
 
 def static_tf(vehicles):

@@ -42,14 +42,16 @@ import time
 import numpy as np
 
 from acres_sim import __version__
+from acres_sim.config.scenario import vehicle_copies, vehicle_motion
 from acres_sim.config.scene import default_scene, load_scene
+from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.models import site_georeference
-from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
+from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
@@ -100,6 +102,9 @@ class RecordRequest:
     route: str = None              # a packaged route name or a file; None: the rig's default
     scene: str = None              # a scene file; None: the packaged ACRE farmstead
     progress: bool = True
+    laps: int = 0                  # laps of a closed route (0: once, then parked at its end)
+    repeat: bool = False           # drive a closed route again and again
+    parked: bool = False           # no route: the vehicles stay where they spawn
 
 
 @dataclass
@@ -125,12 +130,16 @@ class _Recording:
         config = request.config
         self.config = config
         self.rig = request.rig
-        self.route = vehicle_route(request.rig, request.route)
+        self.vehicle_params = load_vehicle(request.rig)
         self.scene = load_scene(request.scene) if request.scene else default_scene()
         self.site = site_georeference(config)
         self.steps = int(round(request.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
         n = request.agents
+        self.motions = [vehicle_motion(v, self.vehicle_params, self.site) for v in vehicle_copies(
+            request.rig, n, request.route, request.laps, request.repeat, request.parked,
+            self.site)]                  # each vehicle's spawn and route follower
+        self.route = self.motions[0].follower.route
         self.agents = [self._agent(k, n) for k in range(n)]
         self.delay_s = config['delay_s']
         self.rows = self.bag = None             # the writers: start()
@@ -144,7 +153,7 @@ class _Recording:
 
     def _agent(self, k, n):
         """Vehicle k of the n of this run: agent index, frames and topics its own."""
-        vehicle = build_vehicle(self.config, self.rig, route=self.route, scene=self.scene,
+        vehicle = build_vehicle(self.config, self.rig, motion=self.motions[k], scene=self.scene,
                                 site=self.site, agent_index=self.config['agent.index'] + k,
                                 frame_prefix='' if k == 0 else f'agent{k}/',
                                 namespace='' if k == 0 else f'agent{k}')

@@ -1,6 +1,8 @@
 """The GNSS-receiver node of one vehicle: the spec's receiver model driven by
 the sim node's truth (see :mod:`acres_sim.ros.sensor_node`).
 
+The scene (parameter ``scene``: a scene file; empty: the packaged ACRE
+farmstead) blocks and reflects the satellites' signals, as in the recorder.
 Publishes, at t_sample + delay_s and stamped t_sample, what the headless
 recorder writes into its bag (both from
 :class:`acres_sim.pipeline.channels.GnssChannel`): ``gnss_receiver/fix``
@@ -13,10 +15,13 @@ import sys
 
 import numpy as np
 
+from acres_sim.config.node_params import GNSS_NODE_PARAMS
+from acres_sim.config.scene import load_scene
 from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.gnss.receiver import gnss_epochs
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.ros.params import declare_node_params
 from acres_sim.ros.sensor_node import SensorNode, run_node
 from acres_sim.warmup import warm_gnss, warmed
 
@@ -29,6 +34,10 @@ class GnssNode(SensorNode):
 
     def __init__(self, **node_options):
         super().__init__('gnss_node', **node_options)
+
+    def scene(self):
+        path = declare_node_params(self, GNSS_NODE_PARAMS)['scene']
+        return load_scene(path) if path else None
 
     def build(self):
         self.receiver = self.vehicle.gnss

@@ -60,8 +60,8 @@ SENSOR_ARGUMENTS = {
     'gnss_start': 'gnss.start',
 }
 
-# Launch argument -> sim node parameter (node_params.SIM_PARAMS); rtf and duration_s
-# have fields of their own in RigOptions.
+# Launch argument -> sim node parameter (SIM_PARAMS); rtf and duration_s
+# have fields of their own in RigOptions (a scenario may set them too).
 SIM_ARGUMENTS = {
     'rtf': 'rtf',
     'duration': 'duration_s',
@@ -72,6 +72,9 @@ SIM_ARGUMENTS = {
     'wait_for_subscribers': 'start_subscribers',
     'lookahead': 'lookahead_steps',
 }
+
+
+SCENARIO_ARGUMENTS = ('rtf', 'duration')
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,13 @@ def _text(value):
 
 
 def _sim_argument(name):
-    """A sim node parameter's argument: its default and description from its Key."""
+    """A sim node parameter's argument: its default and description from SIM_PARAMS
+    (those a scenario may set are empty by default: the scenario's)."""
     p = sim_param(SIM_ARGUMENTS[name])
-    return Argument(name, _text(p.default), f'Sim node parameter {p.name}: {p.description} '
-                                            f'Allowed: {p.allowed()}.')
+    text = f'Sim node parameter {p.name}: {p.description} Allowed: {p.allowed()}.'
+    if name in SCENARIO_ARGUMENTS:
+        return Argument(name, '', f"{text} Empty: the scenario's, else {_text(p.default)}.")
+    return Argument(name, _text(p.default), text)
 
 
 def _sensor_argument(name, sensor_key):
@@ -109,8 +115,8 @@ def _sensor_argument(name, sensor_key):
 def launch_arguments(rig=None):
     """The Arguments the launch files declare; ``rig=None`` (rig.launch.py)
     adds ``rig``.  The defaults leave the rig and its files as they are."""
-    rig_argument = [Argument('rig', DEFAULT_RIG, 'Packaged rig ('
-                             + ', '.join(rig_names()) + ') or a rig file.')]
+    rig_argument = [Argument('rig', DEFAULT_RIG, 'Packaged rig or scenario ('
+                             + ', '.join(rig_names()) + ') or a rig or scenario file.')]
     return [
         *(rig_argument if rig is None else []),
         Argument('namespace', '', 'ROS namespace of the whole rig, below any pushed one: every '
@@ -125,7 +131,13 @@ def launch_arguments(rig=None):
                                'namespace agent<k> with frames agent<k>/. Empty: the rig\'s '
                                'vehicles.'),
         Argument('route', '', 'Route of every vehicle: a packaged route (acre_demo, field, '
-                              "figure8, loop) or a route file. Empty: each vehicle's own."),
+                              "figure8, loop, ...) or a route file. Empty: each vehicle's own."),
+        Argument('laps', '', 'Laps of a closed route (loop, figure8, north_field, west_field), '
+                             "then park where it started. Empty: the scenario's."),
+        Argument('repeat', '', 'true: drive a closed route again and again until the run '
+                               "ends. Empty: the scenario's."),
+        Argument('scene', '', 'Scene file of the GNSS sky view instead of the scenario\'s '
+                              '(default: the packaged ACRE farmstead).'),
         Argument('use_sim_time', 'true', 'The GNSS and IMU nodes follow /clock of the sim node '
                                          '(the sim node is the clock).'),
         *(_sim_argument(name) for name in SIM_ARGUMENTS),
@@ -176,7 +188,8 @@ def options_from_launch_arguments(values):
     sim = {SIM_ARGUMENTS[name]: value(name, sim_param(SIM_ARGUMENTS[name]).kind)
            for name in SIM_ARGUMENTS if name not in ('rtf', 'duration') and name in given}
     return RigOptions(seed=value('seed'), noise=value('noise'), agents=value('agents'),
-                      route=path('route'), rtf=value('rtf'), duration_s=value('duration'),
+                      route=path('route'), laps=value('laps'), repeat=value('repeat'),
+                      scene=path('scene'), rtf=value('rtf'), duration_s=value('duration'),
                       use_sim_time=use_sim_time, overrides=overrides,
                       config_file=path('config'), site_file=path('site'), sim=sim,
                       network=given.get('network', NETWORKS[0]),

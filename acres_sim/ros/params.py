@@ -29,7 +29,8 @@ _TYPES = {'bool': ParameterType.PARAMETER_BOOL, 'int': ParameterType.PARAMETER_I
           'vec3': ParameterType.PARAMETER_DOUBLE_ARRAY,
           'outages': ParameterType.PARAMETER_STRING_ARRAY,
           'names': ParameterType.PARAMETER_STRING_ARRAY}
-_EMPTY = {'outages': Parameter.Type.STRING_ARRAY, 'names': Parameter.Type.STRING_ARRAY}
+_EMPTY = {'outages': Parameter.Type.STRING_ARRAY, 'names': Parameter.Type.STRING_ARRAY,
+          'vec3': Parameter.Type.DOUBLE_ARRAY}
 _BIG = 1e300
 
 

@@ -116,8 +116,8 @@ class SensorNode(Node):
             raise ConfigError(f'{self.sensor}.enabled is false for '
                               f'{self.get_fully_qualified_name()}: nothing to simulate')
         # driven by the sim node: no route here; the node's namespace is the vehicle's
-        self.vehicle = build_vehicle(self.config, own['vehicle'], frame_prefix=self.frame_prefix,
-                                     sensors=(self.sensor,))
+        self.vehicle = build_vehicle(self.config, own['vehicle'], scene=self.scene(),
+                                     frame_prefix=self.frame_prefix, sensors=(self.sensor,))
         self.channel = self.vehicle.channels[self.sensor]
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
         self._state = np.zeros(STATE_SIZE)
@@ -146,6 +146,10 @@ class SensorNode(Node):
                                                    TRUTH_QOS, raw=True)
 
     # -- to implement ---------------------------------------------------------
+
+    def scene(self):
+        """The obstacle scene the sensor sees (None: the packaged one)."""
+        return None
 
     def build(self):
         raise NotImplementedError

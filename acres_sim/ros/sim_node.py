@@ -55,7 +55,11 @@ from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.channels import TF_TOPIC
 from acres_sim.pipeline.topics import TRUTH_TOPIC
-from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
+from acres_sim.pipeline.models import site_georeference
+from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
+from acres_sim.config.scenario import vehicle_motion, vehicle_of_parameters
+from acres_sim.config.scene import default_scene, load_scene
+from acres_sim.config.vehicles import load_vehicle
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
 from acres_sim.ros.message_types import message_class
@@ -92,11 +96,13 @@ class _Agent:
 
     def __init__(self, node, name, own, config):
         self.name = name
-        route = vehicle_route(own['vehicle'], own['route'])
+        self.drive = vehicle_of_parameters(name, own)   # spawn, route, laps or parked
+        self.route_end_said = False
+        params, site = load_vehicle(own['vehicle']), site_georeference(config)
         # the sim node simulates the physics and the INS; the sensor nodes the rest
-        self.build = lambda: build_vehicle(config, own['vehicle'], route=route,
-                                           frame_prefix=own['frame_prefix'],
-                                           namespace=own['namespace'], sensors=('ins',))
+        self.build = lambda: build_vehicle(
+            config, own['vehicle'], motion=vehicle_motion(self.drive, params, site), site=site,
+            frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',))
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
                                   int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
@@ -133,6 +139,7 @@ class SimNode(Node):
         self.follow_route = own['follow_route']
         self.cmd_vel_timeout_steps = own['cmd_vel.timeout_s'] * PHYSICS_HZ
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
+        self.scene = load_scene(own['scene']) if own['scene'] else default_scene()
         names = declare_node_params(self, [AGENT_NAMES])[AGENT_NAMES.name]
         self.agents = []
         for name in names:
@@ -331,7 +338,8 @@ class SimNode(Node):
         self.publish_static_tf()
         pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'at rtf {self.rtf:g}'
         self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
-                               + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped'))
+                               + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped')
+                               + f', scene {self.scene.name}')
         self.wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if not self.ahead:
@@ -424,7 +432,8 @@ class SimNode(Node):
         for agent in self.agents:
             command = agent.sim.commands[0]
             if agent.command is None:     # the route follower, or parked (1, 0, 0)
-                command[:] = (0.0, 0.0, 0.0) if self.follow_route else (1.0, 0.0, 0.0)
+                follows = self.follow_route and not agent.drive.parked
+                command[:] = (0.0, 0.0, 0.0) if follows else (1.0, 0.0, 0.0)
                 continue
             speed, yaw_rate, k = agent.command
             if self.step - k > self.cmd_vel_timeout_steps:
@@ -443,6 +452,8 @@ class SimNode(Node):
         n = min(n, self.last_steps + 1 - k0)
         self._commands()
         blocks = [agent.sim.advance(n)[0] for agent in self.agents]
+        for agent in self.agents:
+            self._say_route_end(agent)
         k1 = k0 + blocks[0].states.shape[0]
         t_ns = msg.ns_from_steps(np.arange(k0, k1), PHYSICS_HZ)
         clock = self.agents[0].vehicle.batches.clock(t_ns).messages()
@@ -455,6 +466,13 @@ class SimNode(Node):
                 ins.append(ins_at.get(k0 + j, ()))
             self.ahead.append((k0 + j, messages, ins))
         self.step = k1
+
+    def _say_route_end(self, agent):
+        """Log once that the vehicle's route ended (it parks there)."""
+        follower = agent.sim.followers[0]
+        if follower.done and not agent.route_end_said:
+            agent.route_end_said = True
+            self.get_logger().info(f'{agent.name}: {follower.end_note()}')
 
     def _advance(self, n):
         """Compute and publish the next ``n`` steps at once (for tests)."""

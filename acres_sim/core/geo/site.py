@@ -195,19 +195,6 @@ class SiteGeoreference:
         self.start_utc = start_utc  # an aware datetime
         self._clock = DecimalYearClock(start_utc)
 
-    @classmethod
-    def default(cls) -> 'SiteGeoreference':
-        """The ACRE tile as the packaged site.yaml and sensors.yaml give it.
-
-        Only for the route-file reader still in :mod:`acres_sim.core.routes`;
-        it goes with that reader's move to :mod:`acres_sim.config`.  Everything
-        else builds the georeference of its own configuration with
-        :func:`acres_sim.pipeline.models.site_georeference`.
-        """
-        from acres_sim.config import load_config
-        from acres_sim.config.records import site_georeference_args
-        return cls(*site_georeference_args(load_config(rig=None)))
-
     def epoch(self, t_s):
         """Decimal year of episode time ``t_s`` (scalar: cached year bounds; array: numpy)."""
         if np.ndim(t_s) == 0:

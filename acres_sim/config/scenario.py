@@ -1,0 +1,633 @@
+"""Scenario files: everything one run needs, for both drivers -- the vehicles
+(model, names, spawn pose, route and how it is driven, sensor keys), the
+scene, the site, the duration, the seed and the real-time factor -- read and
+checked into plain records (:class:`Scenario`, :class:`ScenarioVehicle`).
+``acres-sim up`` and the launch files turn a scenario into nodes
+(:mod:`acres_sim.rig`); the recorder takes its vehicles the same way.
+
+The rig files of ``config/rigs/`` are scenarios that give only their
+vehicles; packaged scenarios live in ``config/scenarios/``.  A scenario file
+is YAML (JSON works too)::
+
+    description: A Polaris and two Maxxums.
+    site: my_site.yaml          # optional: the site file (default: the packaged site.yaml)
+    scene: my_scene.yaml        # optional: the scene file (default: the ACRE farmstead)
+    duration_s: 3600.0          # optional: simulated seconds
+    seed: 42                    # optional: the seed of every vehicle
+    rtf: 1.0                    # optional: real-time factor of a live run
+    vehicles:
+      - name: polaris           # the vehicle's key in the sim node's parameters
+        model: polaris          # polaris or maxxum (``vehicle:`` in the rig files)
+        namespace: polaris      # ROS namespace of its topics ("" = none)
+        frame_prefix: polaris/  # prefix of its frame names
+        agent_index: 0          # its seed offsets: 7919 * index per noise stream
+        spawn: {east_m: 50.0, north_m: 100.0, heading_deg: 0.0}
+        route: {name: loop, repeat: true}
+        sensors: {gnss: {hz: 5.0}}
+      - model: maxxum
+        spawn: {lat_deg: 40.4712, lon_deg: -86.9934, heading_deg: 90.0}
+        parked: true            # no route: parked until its first cmd_vel
+
+``route`` is a packaged route name or a route file, or a mapping with
+``name`` and ``laps: N`` (N laps, then parked where it started) or ``repeat:
+true`` (until the run ends); laps need a closed route.  Without either the
+vehicle drives the route once and parks at its end.  A spawn is in grid ENU
+metres, or a latitude and longitude (``frame``: wgs84_g2139 by default,
+nad83_2011 or nad83_harn) converted with the run's site georeference, with a
+heading in degrees counter-clockwise from grid east.  A vehicle that follows
+a route spawns on it (its start) unless it has a spawn, which must lie within
+:data:`JOIN_WITHIN_M` of the route: it joins it at the closest point.
+Relative file names are relative to the scenario file.
+
+Vehicles without a spawn of their own that drive the same route (the copies
+of ``--agents`` too) are placed one behind the other along it,
+:func:`spacing_m` apart; on a route they drive once, each stops that far
+behind the one ahead.  Parked ones stand side by side.  No two spawns may be
+closer than the longer vehicle's length.  Every mistake is one
+:class:`ConfigError` naming the item, the value, what is allowed and the file.
+"""
+
+from dataclasses import dataclass, field, replace
+import math
+import os
+from pathlib import Path
+import re
+from typing import NamedTuple, Optional
+
+from acres_sim.config.loader import config_dir, load_config, read_document
+from acres_sim.config.node_params import AGENT_PARAMS, VEHICLES, sim_param
+from acres_sim.config.records import site_georeference_args
+from acres_sim.config.routes import DEFAULT_ROUTES, load_route
+from acres_sim.config.validate import ConfigError, check, check_value
+from acres_sim.core.geo.site import FRAMES, SiteGeoreference
+from acres_sim.core.routes import RouteFollower
+
+__all__ = ['DEFAULT_ROUTES', 'JOIN_WITHIN_M', 'MAX_AGENTS', 'MAX_DURATION_S', 'Motion',
+           'SPAWN_MARGIN_M', 'Scenario', 'ScenarioVehicle', 'Spawn', 'VEHICLE_LENGTH_M',
+           'load_scenario', 'node_parameters', 'packaged_names', 'read_scenario',
+           'resolve_scenario', 'run_site', 'scenario_path', 'spacing_m', 'vehicle_config',
+           'vehicle_copies', 'vehicle_motion', 'vehicle_of_parameters']
+
+MAX_AGENTS = 100                  # vehicles of one scenario (each a sim agent and two nodes)
+MAX_DURATION_S = 7 * 86400.0      # a run of record or up: a week at most
+# Overall length of each model [m]: the Polaris Ranger XP 900/1000 is 3.05 m
+# (Polaris' published 120 in); the Maxxum's box of config/vehicles/maxxum.yaml, 4.6 m.
+VEHICLE_LENGTH_M = {'polaris': 3.05, 'maxxum': 4.6}
+SPAWN_MARGIN_M = 5.0              # between vehicles placed one behind the other [m]
+JOIN_WITHIN_M = 20.0              # a spawn off the route's start: at most this far from it [m]
+PACKAGED_FOLDERS = ('rigs', 'scenarios')
+
+_TOP_KEYS = ('description', 'site', 'scene', 'duration_s', 'seed', 'rtf', 'vehicles')
+_VEHICLE_KEYS = ('name', 'model', 'vehicle', 'namespace', 'frame_prefix', 'agent_index',
+                 'spawn', 'route', 'parked', 'sensors')
+_ROUTE_KEYS = ('name', 'laps', 'repeat')
+_GRID_SPAWN = ('east_m', 'north_m', 'heading_deg')
+_GEODETIC_SPAWN = ('lat_deg', 'lon_deg', 'heading_deg', 'frame')
+_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+NAMESPACE_PATTERN = re.compile(r'^(|[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*)$')
+_PREFIX = re.compile(r'^(|[A-Za-z][A-Za-z0-9_]*/)$')
+_FILE_SUFFIXES = ('.yaml', '.yml', '.json')
+MAX_LAPS = 100000
+SPAWN_LIMIT_M = 1e5               # |east|, |north| of a spawn: within 100 km of the tile origin
+
+
+class Spawn(NamedTuple):
+    """A pose on the tile: the chassis origin's ground point in grid ENU [m] and
+    the heading [rad] counter-clockwise from grid east (a row of Fleet's poses)."""
+
+    east_m: float
+    north_m: float
+    yaw_rad: float
+
+
+class GeodeticSpawn(NamedTuple):
+    """A spawn as a scenario file gives it in latitude and longitude; turned
+    into a :class:`Spawn` with the run's site georeference."""
+
+    lat_deg: float
+    lon_deg: float
+    heading_deg: float
+    frame: str = 'wgs84_g2139'
+
+
+@dataclass(frozen=True)
+class ScenarioVehicle:
+    """One vehicle of a scenario.  Read from a file, ``spawn`` is what it gave
+    (None: on the route); resolved (:func:`resolve_scenario`) it is the
+    :class:`Spawn` and ``route_start_m`` / ``route_end_m`` say where on the
+    route the vehicle starts and stops (None: the route's end)."""
+
+    name: str
+    model: str
+    namespace: str = ''
+    frame_prefix: str = ''
+    agent_index: int = 0
+    route: str = ''               # a packaged route name or a route file; '' the model's default
+    laps: int = 0                 # 0: drive the route once; N: N laps of a closed route
+    repeat: bool = False          # drive a closed route again and again until the run ends
+    parked: bool = False          # no route follower: parked until its first cmd_vel
+    spawn: object = None
+    route_start_m: float = 0.0
+    route_end_m: Optional[float] = None
+    sensors: dict = field(default_factory=dict)
+
+    @property
+    def route_or_default(self) -> str:
+        return self.route or DEFAULT_ROUTES[self.model]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario (or rig) file: its vehicles and the settings of the run
+    (None or '': not given, the run's default)."""
+
+    name: str
+    description: str
+    vehicles: tuple
+    source: str = ''
+    site: str = ''                # a site file
+    scene: str = ''               # a scene file
+    duration_s: Optional[float] = None
+    seed: Optional[int] = None
+    rtf: Optional[float] = None
+    resolved: bool = False        # its vehicles placed by resolve_scenario
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def packaged_names():
+    """The packaged rigs and scenarios (file stems of config/rigs and config/scenarios)."""
+    return sorted(p.stem for folder in PACKAGED_FOLDERS
+                  for p in (config_dir() / folder).glob('*.yaml'))
+
+
+def scenario_path(name_or_path) -> Path:
+    """The file of a packaged rig or scenario name, or the path given."""
+    text = str(name_or_path)
+    path = Path(text)
+    if path.suffix in _FILE_SUFFIXES or '/' in text:
+        return path
+    for folder in PACKAGED_FOLDERS:
+        candidate = config_dir() / folder / f'{text}.yaml'
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f'unknown rig {text!r}; packaged: {", ".join(packaged_names())} '
+                      '(or give a rig or scenario file)')
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + '...'
+
+
+class _Checker:
+    """The errors of one file, in the form of the other config errors."""
+
+    def __init__(self, source):
+        self.source = source
+        self.base = Path(source).parent
+
+    def fail(self, item, value, problem, allowed) -> ConfigError:
+        return ConfigError(f'{item} = {_short(value)} (in {self.source}): {problem}; '
+                           f'allowed: {allowed}')
+
+    def keys(self, item, mapping, allowed):
+        if not isinstance(mapping, dict):
+            raise self.fail(item, mapping, 'expected a mapping', 'keys ' + ', '.join(allowed))
+        unknown = sorted(str(k) for k in mapping if k not in allowed)
+        if unknown:
+            raise ConfigError(f"unknown entry '{unknown[0]}' in {item} (in {self.source}); "
+                              'allowed: ' + ', '.join(allowed))
+
+    def number(self, item, value, low, high, unit=''):
+        allowed = f'{low:g} to {high:g}{" " + unit if unit else ""}'
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(item, value, 'expected a number', allowed)
+        if not (abs(value) <= 1e300 and math.isfinite(value)) or not low <= value <= high:
+            raise self.fail(item, value, 'out of range', allowed)
+        return float(value)
+
+    def integer(self, item, value, low, high):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(item, value, 'expected a whole number in range',
+                            f'an integer {low} to {high}')
+        return value
+
+    def boolean(self, item, value):
+        if not isinstance(value, bool):
+            raise self.fail(item, value, 'expected true or false', 'true or false')
+        return value
+
+    def text(self, item, value, pattern=None, allowed='a string'):
+        if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
+            raise self.fail(item, value, 'not a valid value', allowed)
+        return value
+
+    def file(self, item, value):
+        """A file named in the scenario, relative to the scenario's folder."""
+        self.text(item, value, allowed='a file name')
+        if not value.strip():
+            raise self.fail(item, value, 'expected a file name', 'a file name')
+        return os.path.normpath(self.base / os.path.expanduser(value))
+
+
+def read_scenario(name_or_path) -> Scenario:
+    """A packaged rig or scenario ('polaris', 'maxxum', 'mixed', 'fleet', ...)
+    or a rig or scenario file, checked; its vehicles as the file gives them
+    (see :func:`resolve_scenario` for where they start)."""
+    path = scenario_path(name_or_path)
+    source = str(path)
+    tree = read_document(path, 'scenario')
+    ck = _Checker(source)
+    if not isinstance(tree, dict) or not isinstance(tree.get('vehicles'), list) \
+            or not tree['vehicles']:
+        raise ConfigError(f'{source}: a rig or scenario file needs a non-empty list "vehicles"')
+    if len(tree['vehicles']) > MAX_AGENTS:
+        raise ConfigError(f'{source}: {len(tree["vehicles"])} vehicles; allowed 1 to '
+                          f'{MAX_AGENTS} (as agents)')
+    unknown = sorted(str(k) for k in tree if k not in _TOP_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown entry '{unknown[0]}'; allowed: "
+                          + ', '.join(_TOP_KEYS))
+    description = tree.get('description', '')
+    ck.text('description', description)
+    vehicles = tuple(_vehicle(ck, entry, i) for i, entry in enumerate(tree['vehicles']))
+    _check_unique(vehicles, source)
+    return Scenario(
+        path.stem, description, vehicles, source,
+        site=ck.file('site', tree['site']) if 'site' in tree else '',
+        scene=ck.file('scene', tree['scene']) if 'scene' in tree else '',
+        duration_s=(ck.number('duration_s', tree['duration_s'], 0.0, MAX_DURATION_S, 's')
+                    if 'duration_s' in tree else None),
+        seed=check_value('seed', tree['seed'], source) if 'seed' in tree else None,
+        rtf=check(sim_param('rtf'), tree['rtf'], source) if 'rtf' in tree else None)
+
+
+def _vehicle(ck, entry, i) -> ScenarioVehicle:
+    where = f'vehicles[{i}]'
+    ck.keys(where, entry, _VEHICLE_KEYS)
+    if 'model' in entry and 'vehicle' in entry:
+        raise ck.fail(f'{where}.vehicle', entry['vehicle'], 'given with model',
+                      'model (vehicle is its old name in rig files), not both')
+    model = entry.get('model', entry.get('vehicle'))
+    if model not in VEHICLES:
+        key = 'vehicle' if 'vehicle' in entry else 'model'
+        raise ck.fail(f'{where}.{key}', model, 'unknown vehicle model', ' or '.join(VEHICLES))
+    name = ck.text(f'{where}.name', entry.get('name', f'agent{i}'), _NAME,
+                   'a letter, then letters, digits or _')
+    if name == 'names':    # agents.names is the sim node's list of the vehicles
+        raise ck.fail(f'{where}.name', name, 'the name is taken (agents.names)',
+                      'another name')
+    namespace = ck.text(f'{where}.namespace', entry.get('namespace', ''), NAMESPACE_PATTERN,
+                        'empty, or names of letters, digits and _ joined by /')
+    prefix = ck.text(f'{where}.frame_prefix', entry.get('frame_prefix', ''), _PREFIX,
+                     "empty, or a name followed by '/', e.g. agent1/")
+    index = ck.integer(f'{where}.agent_index', entry.get('agent_index', i), 0, 10**6)
+    parked = ck.boolean(f'{where}.parked', entry.get('parked', False))
+    route, laps, repeat = _route(ck, f'{where}.route', entry.get('route'))
+    if parked and entry.get('route'):
+        raise ck.fail(f'{where}.route', entry['route'], 'a parked vehicle follows no route',
+                      'a route or parked: true, not both')
+    spawn = _spawn(ck, f'{where}.spawn', entry['spawn']) if 'spawn' in entry else None
+    sensors = entry.get('sensors') or {}
+    if not isinstance(sensors, dict):
+        raise ck.fail(f'{where}.sensors', sensors, 'expected a mapping', 'sensor keys')
+    sensors = {k: check_value(k, v, f'{ck.source}: {where}.sensors')
+               for k, v in _flat(sensors).items()}
+    return ScenarioVehicle(name, model, namespace, prefix, index, route, laps, repeat, parked,
+                           spawn, sensors=sensors)
+
+
+def _route(ck, item, value):
+    """(route, laps, repeat) of a vehicle's ``route`` entry."""
+    if value is None:
+        return '', 0, False
+    if isinstance(value, str):
+        return _route_name(ck, item, value), 0, False
+    ck.keys(item, value, _ROUTE_KEYS)
+    if 'name' not in value:
+        raise ConfigError(f'{item}.name is missing (in {ck.source}); a route mapping names '
+                          'its route')
+    if 'laps' in value and value.get('repeat'):
+        raise ck.fail(f'{item}.laps', value['laps'], 'given with repeat: true',
+                      'laps or repeat, not both')
+    laps = ck.integer(f'{item}.laps', value['laps'], 1, MAX_LAPS) if 'laps' in value else 0
+    repeat = ck.boolean(f'{item}.repeat', value.get('repeat', False))
+    return _route_name(ck, f'{item}.name', value['name']), laps, repeat
+
+
+def _route_name(ck, item, value):
+    ck.text(item, value, allowed='a packaged route name or a route file')
+    if not value.strip():
+        raise ck.fail(item, value, 'expected a route', 'a packaged route name or a route file')
+    if Path(value).suffix in _FILE_SUFFIXES or '/' in value:
+        return ck.file(item, value)
+    return value
+
+
+def _spawn(ck, item, value):
+    keys = _GEODETIC_SPAWN if isinstance(value, dict) and 'lat_deg' in value else _GRID_SPAWN
+    ck.keys(item, value, keys)
+    for name in keys:
+        if name not in value and name != 'frame':
+            raise ConfigError(f'{item}.{name} is missing (in {ck.source}); a spawn is '
+                              '{east_m, north_m, heading_deg} or {lat_deg, lon_deg, '
+                              'heading_deg}')
+    heading = ck.number(f'{item}.heading_deg', value['heading_deg'], -360.0, 360.0, 'deg')
+    if keys is _GRID_SPAWN:
+        return Spawn(ck.number(f'{item}.east_m', value['east_m'], -SPAWN_LIMIT_M,
+                               SPAWN_LIMIT_M, 'm'),
+                     ck.number(f'{item}.north_m', value['north_m'], -SPAWN_LIMIT_M,
+                               SPAWN_LIMIT_M, 'm'),
+                     math.radians(heading))
+    frame = value.get('frame', GeodeticSpawn._field_defaults['frame'])
+    if frame not in FRAMES:
+        raise ck.fail(f'{item}.frame', frame, 'unknown frame', ', '.join(FRAMES))
+    return GeodeticSpawn(ck.number(f'{item}.lat_deg', value['lat_deg'], -90.0, 90.0, 'deg'),
+                         ck.number(f'{item}.lon_deg', value['lon_deg'], -180.0, 180.0, 'deg'),
+                         heading, frame)
+
+
+def _flat(tree, prefix=''):
+    """Nested sensor keys (gnss: {hz: 5.0}) as dotted names (gnss.hz)."""
+    out = {}
+    for name, value in tree.items():
+        full = f'{prefix}.{name}' if prefix else str(name)
+        if isinstance(value, dict):
+            out.update(_flat(value, full))
+        else:
+            out[full] = value
+    return out
+
+
+def _check_unique(vehicles, source):
+    for what in ('name', 'namespace', 'frame_prefix'):
+        seen = {}
+        for vehicle in vehicles:
+            value = getattr(vehicle, what)
+            if value in seen:
+                raise ConfigError(f'{source}: vehicles {seen[value]} and {vehicle.name} have the '
+                                  f'same {what} {value!r}; each vehicle needs its own')
+            seen[value] = vehicle.name
+
+
+# --------------------------------------------------------------------------- resolving
+
+
+def run_site(site_file=None, config_file=None) -> SiteGeoreference:
+    """The site georeference of a run: its site file (or the packaged site.yaml)
+    on its sensor file (or the packaged sensors.yaml)."""
+    config = load_config(rig=None, config_file=config_file, site_file=site_file or None)
+    return SiteGeoreference(*site_georeference_args(config))
+
+
+def spacing_m(models) -> float:
+    """How far apart vehicles of ``models`` are placed: the longest one's length
+    and :data:`SPAWN_MARGIN_M`."""
+    return max(VEHICLE_LENGTH_M[m] for m in models) + SPAWN_MARGIN_M
+
+
+def load_scenario(name_or_path, agents=None, route=None, laps=None, repeat=None,
+                  site_file=None, config_file=None) -> Scenario:
+    """:func:`read_scenario`, then :func:`resolve_scenario` with the run's site
+    (``site_file``, else the scenario's, else the packaged one)."""
+    scenario = read_scenario(name_or_path)
+    site = run_site(site_file or scenario.site, config_file)
+    return resolve_scenario(scenario, site, agents, route, laps, repeat)
+
+
+def resolve_scenario(scenario, site, agents=None, route=None, laps=None,
+                     repeat=None) -> Scenario:
+    """The scenario with the options of the run applied and every vehicle
+    placed: ``route`` (and ``laps`` or ``repeat``) for every vehicle,
+    ``agents`` copies of a one-vehicle scenario (agent k in namespace
+    agent<k>, frames agent<k>/, its own agent index); then every spawn a grid
+    :class:`Spawn` and every start and stop on its route (see the module
+    docstring).  ``site``: the georeference of geodetic spawns and routes.
+    A scenario is resolved once: resolved again, it is returned as it is."""
+    if scenario.resolved:
+        if (agents, route, laps, repeat) != (None, None, None, None):
+            raise ValueError('the options of a run apply to a scenario as read, not resolved')
+        return scenario
+    source = scenario.source or scenario.name
+    vehicles = list(scenario.vehicles)
+    if laps is not None and (isinstance(laps, bool) or not isinstance(laps, int)
+                             or not 0 <= laps <= MAX_LAPS):
+        raise ConfigError(f'laps = {laps!r}: allowed 0 (the route once) to {MAX_LAPS}')
+    if repeat is not None and not isinstance(repeat, bool):
+        raise ConfigError(f'repeat = {repeat!r}: allowed true or false')
+    if laps and repeat:
+        raise ConfigError(f'laps = {laps} with repeat = true: allowed one of them')
+    if route and (Path(route).suffix in _FILE_SUFFIXES or '/' in route):
+        route = os.path.abspath(os.path.expanduser(route))    # a file named on the command line
+    if route or laps is not None or repeat is not None:
+        vehicles = [_with_route(v, route, laps, repeat) for v in vehicles]
+    lines = {}                  # vehicles placed together -> their indices
+    for i, v in enumerate(vehicles):
+        vehicles[i] = _started(v, site, f'{source}: vehicle {v.name}')
+        key = (('spawn', i) if v.spawn is not None else
+               (v.route_or_default, v.laps, v.repeat, v.parked))
+        lines.setdefault(key, []).append(i)
+    if agents is not None and _copies_of(vehicles, agents, scenario):
+        vehicles = _copies(vehicles[0], agents)
+        lines = {'copies': list(range(len(vehicles)))}
+    routes = {}
+    for key, indices in lines.items():
+        line = [vehicles[i] for i in indices]
+        name = line[0].route_or_default
+        if name not in routes:
+            routes[name] = load_route(name, site)
+        what = (f'agents = {agents}' if key == 'copies' else
+                f'vehicles {", ".join(v.name for v in line)}')
+        for i, placed in zip(indices, _place(line, routes[name], what, source)):
+            vehicles[i] = placed
+    vehicles = tuple(vehicles)
+    _check_unique(vehicles, f'{source} with agents = {agents}' if agents else source)
+    _check_apart(vehicles, source)
+    return replace(scenario, vehicles=vehicles, resolved=True)
+
+
+def _with_route(vehicle, route, laps, repeat):
+    if vehicle.parked:
+        return vehicle
+    return replace(vehicle, route=route or vehicle.route,
+                   laps=vehicle.laps if laps is None else laps,
+                   repeat=vehicle.repeat if repeat is None else repeat)
+
+
+def _route_of(vehicle, site, where):
+    """The vehicle's route, loaded; ConfigError for laps on a route that is not closed."""
+    route = load_route(vehicle.route_or_default, site)
+    if (vehicle.laps or vehicle.repeat) and not route.closed:
+        gap = math.hypot(*(route.xy[-1] - route.xy[0]))
+        given = f'laps = {vehicle.laps}' if vehicle.laps else 'repeat = True'
+        raise ConfigError(f'{given} for {where}: route {route.name!r} is not closed (it ends '
+                          f'{gap:.1f} m from its start); allowed: laps and repeat on a closed '
+                          'route, one that ends where it starts, heading the way it started')
+    return route
+
+
+def _started(vehicle, site, where):
+    """The vehicle with its route checked, its spawn in grid ENU and, when it
+    has a spawn and follows its route, the arc length where it joins it."""
+    route = _route_of(vehicle, site, where)
+    spawn = vehicle.spawn
+    if isinstance(spawn, GeodeticSpawn):
+        navd88, undulation = site.heights(0.0, 0.0, 0.0)    # the ground at the tile origin
+        east, north, _up = site.geodetic_to_enu(spawn.lat_deg, spawn.lon_deg,
+                                                float(navd88 + undulation), 0.0, spawn.frame)
+        if not (abs(east) <= SPAWN_LIMIT_M and abs(north) <= SPAWN_LIMIT_M):
+            raise ConfigError(f'spawn of {where}: latitude {spawn.lat_deg:g}, longitude '
+                              f'{spawn.lon_deg:g} is {math.hypot(east, north) / 1e3:.0f} km '
+                              f'from the tile; allowed: within {SPAWN_LIMIT_M / 1e3:g} km')
+        spawn = Spawn(float(east), float(north), math.radians(spawn.heading_deg))
+    if spawn is None or vehicle.parked:
+        return replace(vehicle, spawn=spawn)
+    start, distance = route.closest(spawn.east_m, spawn.north_m)
+    if distance > JOIN_WITHIN_M:
+        raise ConfigError(f'spawn of {where}: ({spawn.east_m:.1f}, {spawn.north_m:.1f}) m is '
+                          f'{distance:.1f} m from its route {route.name!r}; allowed: within '
+                          f'{JOIN_WITHIN_M:g} m of the route (it joins the route at the '
+                          'closest point), or parked: true')
+    return replace(vehicle, spawn=spawn, route_start_m=start)
+
+
+def _copies_of(vehicles, n, scenario) -> bool:
+    """Whether ``agents = n`` copies the one vehicle (else it is the number the
+    scenario has anyway); ConfigError for any other n."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_AGENTS:
+        raise ConfigError(f'agents = {n!r}: allowed 1 to {MAX_AGENTS}')
+    if len(vehicles) != 1 and n != len(vehicles):
+        raise ConfigError(f'agents = {n}: the rig {scenario.name} has {len(vehicles)} vehicles '
+                          'of its own; agents copies the vehicle of a one-vehicle rig')
+    return len(vehicles) == 1
+
+
+def _copies(first, n):
+    return [first] + [replace(first, name=f'agent{k}', namespace=f'agent{k}',
+                              frame_prefix=f'agent{k}/', agent_index=first.agent_index + k,
+                              spawn=None) for k in range(1, n)]
+
+
+def _place(line, route, what, source):
+    """The vehicles of ``line`` (one route, the first maybe with a spawn of its
+    own) with their spawns, starts and stops, :func:`spacing_m` apart."""
+    n, first = len(line), line[0]
+    gap = spacing_m(v.model for v in line)
+    x0, y0, yaw = first.spawn if first.spawn is not None else route.pose_at(first.route_start_m)
+    if first.parked:               # side by side, to the left of the first
+        left = (-math.sin(yaw), math.cos(yaw))
+        return [replace(v, spawn=first.spawn if k == 0 and first.spawn is not None else
+                        Spawn(x0 + k * gap * left[0], y0 + k * gap * left[1], yaw))
+                for k, v in enumerate(line)]
+    start = first.route_start_m
+    if first.laps or first.repeat:  # round the closed route, each its laps from its start
+        room = route.length
+        starts = [(start + k * gap) % route.length for k in range(n)]
+        ends = [None] * n
+    else:                           # one behind the other, each stopping gap behind the next
+        room = route.length - start
+        starts = [start + k * gap for k in range(n)]
+        ends = [route.length - (n - 1 - k) * gap if k < n - 1 else None for k in range(n)]
+    if n > 1 and n * gap > room:
+        fit = max(int(room // gap), 1)
+        raise ConfigError(f'{what} (in {source}): {n} vehicles on route {route.name!r} need '
+                          f'{n * gap:.0f} m, {gap:g} m apart (a vehicle length and '
+                          f'{SPAWN_MARGIN_M:g} m), and the route has {room:.0f} m for them; '
+                          f'allowed: at most {fit} there, or spawns of their own')
+    return [replace(v, route_start_m=s, route_end_m=e,
+                    spawn=(first.spawn if k == 0 and first.spawn is not None else
+                           Spawn(*route.pose_at(s))))
+            for k, (v, s, e) in enumerate(zip(line, starts, ends))]
+
+
+def _check_apart(vehicles, source):
+    """No two spawns closer than the longer vehicle's length."""
+    for i, a in enumerate(vehicles):
+        for b in vehicles[i + 1:]:
+            limit = max(VEHICLE_LENGTH_M[a.model], VEHICLE_LENGTH_M[b.model])
+            d = math.hypot(a.spawn.east_m - b.spawn.east_m, a.spawn.north_m - b.spawn.north_m)
+            if d < limit:
+                raise ConfigError(f'{source}: vehicles {a.name} and {b.name} spawn {d:.2f} m '
+                                  f'apart; allowed: at least {limit:g} m (the longer one\'s '
+                                  'length)')
+
+
+def vehicle_copies(model, n=1, route=None, laps=0, repeat=False, parked=False, site=None):
+    """The ``n`` resolved vehicles of a one-``model`` run with ``route`` (None:
+    the model's default) driven once, ``laps`` times or for ever, or parked:
+    what ``--agents n`` gives (the recorder's vehicles)."""
+    one = Scenario(model, '', (ScenarioVehicle('agent0', model, parked=parked),),
+                   f'the {model} rig')
+    return resolve_scenario(one, site if site is not None else run_site(), n, route,
+                            laps, repeat).vehicles
+
+
+def vehicle_config(scenario, vehicle, config_file=None, site_file=None, overrides=None,
+                   seed=None, noise=None, add_outages=()):
+    """The checked configuration of one ``vehicle`` of ``scenario``: the sensor
+    file (``config_file`` or the packaged sensors.yaml), the site file
+    (``site_file``, else the scenario's, else the packaged site.yaml), the
+    model's overlay, the scenario's seed, the vehicle's sensor keys, then
+    ``overrides`` (sensor keys of the command line), ``seed`` and ``noise``
+    (None: not given) and the vehicle's agent index."""
+    keys = {} if scenario.seed is None else {'seed': scenario.seed}
+    keys.update(vehicle.sensors)
+    keys.update(overrides or {})
+    if seed is not None:
+        keys['seed'] = seed
+    if noise is not None:
+        keys['noise'] = noise
+    keys['agent.index'] = vehicle.agent_index
+    return load_config(rig=vehicle.model, config_file=config_file,
+                       site_file=site_file or scenario.site or None, overrides=keys,
+                       add_outages=add_outages)
+
+
+# --------------------------------------------------------------------------- running
+
+
+class Motion(NamedTuple):
+    """How a vehicle moves in a run: its spawn pose (a row of Fleet's poses), the
+    route follower that drives it, and whether it stays parked instead."""
+
+    spawn: tuple
+    follower: RouteFollower
+    parked: bool
+
+
+def vehicle_motion(vehicle: ScenarioVehicle, params, site=None) -> Motion:
+    """The :class:`Motion` of a (resolved) ``vehicle`` with vehicle parameters
+    ``params``; ``site``: the georeference of a geodetic route file.  Both
+    drivers build their vehicles with this, so they start and drive alike."""
+    route = _route_of(vehicle, site, f'vehicle {vehicle.name}')
+    follower = RouteFollower(route, params, start_m=vehicle.route_start_m,
+                             end_m=vehicle.route_end_m,
+                             laps=math.inf if vehicle.repeat else vehicle.laps)
+    spawn = vehicle.spawn if vehicle.spawn is not None else route.pose_at(vehicle.route_start_m)
+    return Motion(tuple(spawn), follower, vehicle.parked)
+
+
+def node_parameters(vehicle: ScenarioVehicle) -> dict:
+    """The sim node's parameters of a resolved ``vehicle`` (AGENT_PARAMS, by
+    name; the spawn as [east_m, north_m, yaw_rad], the end 0 for the route's)."""
+    values = {'vehicle': vehicle.model, 'namespace': vehicle.namespace,
+              'frame_prefix': vehicle.frame_prefix, 'route': vehicle.route_or_default,
+              'laps': vehicle.laps, 'repeat': vehicle.repeat, 'parked': vehicle.parked,
+              'spawn': [float(v) for v in vehicle.spawn],
+              'route_start_m': float(vehicle.route_start_m),
+              'route_end_m': float(vehicle.route_end_m or 0.0)}
+    assert set(values) == {p.name for p in AGENT_PARAMS}
+    return values
+
+
+def vehicle_of_parameters(name, values) -> ScenarioVehicle:
+    """The vehicle that the sim node's checked parameters ``values`` describe
+    (the inverse of :func:`node_parameters`; no spawn: on the route)."""
+    spawn = values['spawn']
+    return ScenarioVehicle(
+        name, values['vehicle'], values['namespace'], values['frame_prefix'],
+        route=values['route'], laps=values['laps'], repeat=values['repeat'],
+        parked=values['parked'], spawn=Spawn(*spawn) if spawn else None,
+        route_start_m=values['route_start_m'], route_end_m=values['route_end_m'] or None)
