@@ -87,7 +87,8 @@ def whole_recorder(seconds, route_name):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=120.0, help='simulated seconds')
-    parser.add_argument('--route', default='acre_demo', help='route name or file (default acre_demo)')
+    parser.add_argument('--route', default='acre_demo',
+                        help='route name or file (default acre_demo)')
     parser.add_argument('--repeat', type=int, default=1, help='runs of each (default 1)')
     args = parser.parse_args(argv)
     models_only(2.0, args.route)

@@ -197,10 +197,12 @@ def test_an_external_command_replaces_the_route_follower():
     assert not np.array_equal(fleet.states, reference.states)
 
 
-@pytest.mark.parametrize('start', [datetime.datetime(2026, 9, 24, 17, 0, tzinfo=datetime.timezone.utc),
-                                   datetime.datetime(2027, 12, 31, 23, 59, 30,
-                                                     tzinfo=datetime.timezone.utc),
-                                   datetime.datetime(2028, 2, 29, 12, 0, tzinfo=datetime.timezone.utc)])
+_UTC = datetime.timezone.utc
+
+
+@pytest.mark.parametrize('start', [datetime.datetime(2026, 9, 24, 17, 0, tzinfo=_UTC),
+                                   datetime.datetime(2027, 12, 31, 23, 59, 30, tzinfo=_UTC),
+                                   datetime.datetime(2028, 2, 29, 12, 0, tzinfo=_UTC)])
 def test_decimal_year_kernel_equals_numpy(start):
     table = year_table(start)
     rng = np.random.default_rng(5)

@@ -4,8 +4,8 @@ call per vehicle and physics step, no Python) and behind
 :class:`acres_sim.core.routes.RouteFollower` (the same numbers either way).
 
 One call of :func:`pursuit_command` takes a vehicle's truth (chassis origin p,
-rotation R, velocity v of the centre of mass), the route as arrays and the follower's state, and gives ``(speed_mps,
-yaw_rate_radps)``:
+rotation R, velocity v of the centre of mass), the route as arrays and the
+follower's state, and gives ``(speed_mps, yaw_rate_radps)``:
 
 * parked while ``step - first_step < hold_s * 120`` (the first step seen is the
   start of the hold), then

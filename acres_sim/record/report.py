@@ -327,7 +327,7 @@ def _error_panel(ax, t, err, sigma, title, is_time, fix=None, log_span=False):
         ax.legend(loc='upper right', fontsize=8, ncol=2)
 
 
-def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary=None, *,
+def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary=None, *,  # noqa: C901
                  gnss_truth_enu=None, title='acres_sim recording', dpi=100) -> Path:
     """Draw the report of a run into ``path`` (PNG) and return the path.
     ``summary`` is the dict of :func:`summary_table` (computed when None)."""

@@ -98,7 +98,8 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
     per agent; ``tidy``: the parent's files to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
-    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``, ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
+    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``, ``('close',)``.
+    Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
     try:

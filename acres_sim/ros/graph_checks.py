@@ -6,7 +6,8 @@ Each check is one question to the graph of the node's own participant (what
 DDS discovery has found so far), answered as text for one log line.
 """
 
-__all__ = ['CMD_VEL_TYPES', 'NOT_NAMED', 'cmd_vel_mismatches', 'other_simulator_error', 'other_simulators']
+__all__ = ['CMD_VEL_TYPES', 'NOT_NAMED', 'cmd_vel_mismatches', 'other_simulator_error',
+           'other_simulators']
 
 CMD_VEL_TYPES = {'twist': 'geometry_msgs/msg/Twist',
                  'twist_stamped': 'geometry_msgs/msg/TwistStamped'}

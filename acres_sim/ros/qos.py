@@ -2,7 +2,8 @@
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-__all__ = ['COMMAND_QOS', 'OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS', 'with_depth']
+__all__ = ['COMMAND_QOS', 'OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS',
+           'with_depth']
 
 # Outputs: reliable, volatile, depth 10 (REP-2003): reliable and best-effort
 # subscribers both match.

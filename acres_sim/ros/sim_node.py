@@ -34,6 +34,7 @@ it is alone on its domain: another publisher of ``/clock`` or of its truth
 """
 
 from collections import deque
+import functools
 import sys
 import time
 
@@ -156,7 +157,7 @@ class SimNode(Node):
         self.progress = {}
         self.progress_subs = []
         for agent in self.agents:
-            handler = (lambda m, agent=agent: self._on_progress(agent, m))
+            handler = functools.partial(self._on_progress, agent)
             self.progress_subs.append((self.create_subscription(
                 Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS), handler))
         self._spun = 0.0

@@ -414,7 +414,7 @@ def _skip_bounds(kept, i, e_a, n_a, z_a, top, d_nearest, cx, cy, r_bound):
 
 
 @njit(cache=True)
-def sky_epoch(los, system, system_on, e_a, n_a, z_a, boxes, cylinders, spheres, p,
+def sky_epoch(los, system, system_on, e_a, n_a, z_a, boxes, cylinders, spheres, p,  # noqa: C901
               out_class, out):
     """The sky part of one epoch for the antenna at grid ENU (e_a, n_a, z_a) [m].
 
