@@ -1,4 +1,4 @@
-"""Ground-vehicle rigid-body physics at a fixed step (DESIGN §3, the AirSim engine form).
+"""Ground-vehicle rigid-body physics at a fixed step (the AirSim engine form).
 
 World frame: the tile's grid ENU [m]; body axes FLU; quaternions (x, y, z, w)
 as the active rotation body -> world.  Time is ``k / PHYSICS_HZ`` from the

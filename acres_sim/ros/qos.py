@@ -1,4 +1,4 @@
-"""The QoS profiles of the rig (DESIGN §5)."""
+"""The QoS profiles of the rig (the README's live-rig section and docs/interop.md)."""
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
