@@ -6,8 +6,9 @@ choices and a one-line description.  The ROS parameter declarations, the
 YAML/JSON validation, the CLI options and the parameter table in the docs are
 all derived from this list, so nothing else in the package spells out a key's
 limits.  :class:`Key` also describes the live nodes' own parameters
-(:mod:`acres_sim.config.node_params`) and the fields of a vehicle file
-(:mod:`acres_sim.config.vehicles`); :func:`acres_sim.config.validate.check`
+(:mod:`acres_sim.config.node_params`) and the fields of the vehicle, route,
+scene and scenario files (a table in each of :mod:`acres_sim.config.vehicles`,
+``routes``, ``scene`` and ``scenario``); :func:`acres_sim.config.validate.check`
 checks a value against any of them.
 
 Defaults are those of the original ``sensors.json`` and, for the ``ins`` block,
