@@ -751,11 +751,9 @@ def edited(path, value):
     (('scene', 'buildings', 0, 'min'), [0, True, 0], 'scene.buildings[0].min[1]'),
     (('scene', 'buildings', 0, 'min'), [0, float('nan'), 0], 'scene.buildings[0].min[1]'),
     (('scene', 'buildings', 0, 'min'), [0, float('inf'), 0], 'scene.buildings[0].min[1]'),
-    (('scene', 'buildings', 0, 'heigth'), 3, 'scene.buildings[0].heigth'),
     (('scene', 'tree_crowns', 0, 'radius'), None, 'scene.tree_crowns[0].radius'),
     (('scene', 'tree_crowns', 0, 'name'), 'b', 'scene.tree_crowns[0].name'),
     (('scene', 'tree_crowns'), {'a': 1}, 'scene.tree_crowns'),
-    (('scene', 'trees'), [], 'scene.trees'),
     (('scene', 'buildings', 0), [0, 0, 0], 'scene.buildings[0]'),
     (('scene', 'name'), 5, 'scene.name'),
 ])
@@ -768,6 +766,20 @@ def test_bad_scene_items_name_the_item(tmp_path, path, value, item):
     assert '\n' not in message and str(file) in message
     assert message.startswith(item + ' ')
     assert 'allowed' in message or 'missing' in message
+
+
+@pytest.mark.parametrize('path, value, words', [
+    (('scene', 'buildings', 0, 'heigth'), 3,
+     "unknown key 'scene.buildings[0].heigth' (in {file}); allowed: name, min, max"),
+    (('scene', 'trees'), [], "unknown key 'scene.trees' (in {file}); did you mean "
+                             "'scene.tree_crowns'?"),
+])
+def test_unknown_scene_keys_are_named(tmp_path, path, value, words):
+    file = tmp_path / 'bad_scene.yaml'
+    file.write_text(yaml.safe_dump(edited(path, value)))
+    with pytest.raises(ConfigError) as err:
+        load_scene(file)
+    assert str(err.value) == words.format(file=file)
 
 
 @pytest.mark.parametrize('text, words', [

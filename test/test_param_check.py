@@ -10,6 +10,10 @@ from acres_sim.config.node_params import (AGENT_NAMES, AGENT_PARAMS, SENSOR_NODE
                                           SIM_PARAMS, sim_param)
 from acres_sim.config.schema import Key
 from acres_sim.config.validate import check, check_value
+from acres_sim.config.routes import LEG_KEYS, ROUTE_KEYS, route_from_tree
+from acres_sim.config.scenario import (ENTRY_KEYS, SCENARIO_KEYS, SPAWN_KEYS,
+                                       VEHICLE_ROUTE_KEYS)
+from acres_sim.config.scene import SCENE_KEYS, scene_from_tree
 from acres_sim.config.vehicles import VEHICLE_KEYS
 
 
@@ -21,8 +25,10 @@ def message(spec, value, source='f.yaml'):
 
 def test_every_table_holds_keys():
     for spec in (*SIM_PARAMS, *AGENT_PARAMS, *SENSOR_NODE_PARAMS, AGENT_NAMES,
-                 *VEHICLE_KEYS.values()):
-        assert isinstance(spec, Key)
+                 *VEHICLE_KEYS.values(), *ROUTE_KEYS.values(), *LEG_KEYS.values(),
+                 *SCENE_KEYS.values(), *SCENARIO_KEYS.values(), *ENTRY_KEYS.values(),
+                 *VEHICLE_ROUTE_KEYS.values(), *SPAWN_KEYS.values()):
+        assert isinstance(spec, Key) and spec.description
 
 
 def test_a_node_parameter_and_a_sensor_key_of_one_range_give_one_message():
@@ -75,3 +81,18 @@ def test_vehicle_fields_use_the_same_checker():
     inertia = VEHICLE_KEYS['ixx_kgm2']                  # > 0
     assert 'allowed: > 0 and <= 10000000 kg m^2' in message(inertia, 0.0)
     assert check(inertia, 1) == 1.0
+
+
+def test_route_and_scene_fields_give_the_message_of_their_key():
+    def error(read, tree):
+        with pytest.raises(ConfigError) as err:
+            read(tree, 'f.yaml')
+        return str(err.value)
+    legs = [{'speed_mps': 40.0, 'waypoints': [[0.0, 0.0], [9.0, 0.0]]}]
+    assert error(route_from_tree, {'route': {'legs': legs}}) == message(
+        LEG_KEYS['speed_mps'], 40.0).replace('speed_mps', 'route.legs[0].speed_mps')
+    assert error(route_from_tree, {'route': {'hold_s': 'x', 'legs': legs}}) == message(
+        ROUTE_KEYS['hold_s'], 'x')
+    bins = [{'center': [0, 0], 'radius': 0.0, 'bottom': 0, 'top': 5}]
+    assert error(scene_from_tree, {'scene': {'grain_bins': bins}}) == message(
+        SCENE_KEYS['radius'], 0.0).replace('radius', 'scene.grain_bins[0].radius', 1)

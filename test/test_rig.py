@@ -166,11 +166,11 @@ def test_agents_of_a_several_vehicle_rig_are_refused():
     ('vehicles: [{vehicle: tractor}]', "vehicle = 'tractor'"),
     ('vehicles: [{vehicle: polaris, namespace: "a b"}]', "namespace = 'a b'"),
     ('vehicles: [{vehicle: polaris, frame_prefix: agent1}]', "frame_prefix = 'agent1'"),
-    ('vehicles: [{vehicle: polaris, colour: red}]', "unknown entry 'colour'"),
+    ('vehicles: [{vehicle: polaris, colour: red}]', "unknown key 'vehicles\\[0\\].colour'"),
     ('vehicles: [{vehicle: polaris, sensors: {gnss: {hz: 0.0}}}]', 'gnss.hz = 0.0'),
     ('vehicles: [{vehicle: polaris, agent_index: -1}]', 'agent_index = -1'),
     ('vehicles: [{vehicle: polaris}, {vehicle: maxxum}]', 'same namespace'),
-    ('wheels: 4\nvehicles: [{vehicle: polaris}]', "unknown entry 'wheels'"),
+    ('wheels: 4\nvehicles: [{vehicle: polaris}]', "unknown key 'wheels'"),
     ('vehicles: [{vehicle: polaris, name: names}]', "name = 'names' .*taken"),
 ])
 def test_bad_rig_files_name_the_entry(tmp_path, text, message):

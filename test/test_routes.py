@@ -351,7 +351,8 @@ def test_route_file_structure_errors(tmp_path):
         load_route(bad)
     with pytest.raises(ConfigError, match='the only key "route"'):
         load_route(_write(tmp_path, {'legs': []}))
-    with pytest.raises(ConfigError, match='not a latitude/longitude'):
+    with pytest.raises(ConfigError, match=r'route.legs\[0\].waypoints\[0\]\[0\] = 140.0 '
+                       r'.*out of range; allowed: -90 to 90 deg'):
         load_route(_write(tmp_path, {'route': {'frame': 'nad83_harn', 'legs': [
             {'speed_mps': 1.0, 'waypoints': [[140.0, 3.0], [1.0, 2.0]]}]}}))
     assert routes_dir().name == 'routes'

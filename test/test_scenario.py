@@ -130,13 +130,14 @@ def test_a_spawn_beside_the_route_joins_it_at_the_closest_point(tmp_path):
      'vehicles[0].route.laps = 2 (in {path}): given with repeat: true'),
     ({'route': {'name': 'loop', 'laps': 0}}, 'vehicles[0].route.laps = 0 (in {path})'),
     ({'route': {'laps': 2}}, 'vehicles[0].route.name is missing (in {path})'),
-    ({'route': {'name': 'loop', 'lap': 2}}, "unknown entry 'lap' in vehicles[0].route (in {path})"),
+    ({'route': {'name': 'loop', 'lap': 2}},
+     "unknown key 'vehicles[0].route.lap' (in {path}); did you mean 'vehicles[0].route.laps'?"),
     ({'route': 'nowhere'}, "unknown route 'nowhere'"),
     ({'parked': True, 'route': 'loop'}, 'vehicles[0].route = '),
     ({'parked': 'yes'}, "vehicles[0].parked = 'yes' (in {path}): expected true or false"),
     ({'spawn': {'east_m': 0.0, 'north_m': 0.0}}, 'vehicles[0].spawn.heading_deg is missing'),
     ({'spawn': {'east_m': 0.0, 'north_m': 0.0, 'heading_deg': 0.0, 'up_m': 1.0}},
-     "unknown entry 'up_m' in vehicles[0].spawn"),
+     "unknown key 'vehicles[0].spawn.up_m' (in {path}); allowed: east_m, north_m, heading_deg"),
     ({'spawn': {'east_m': 3e5, 'north_m': 0.0, 'heading_deg': 0.0}},
      'vehicles[0].spawn.east_m = 300000.0 (in {path}): out of range; allowed: -100000 to 100000 m'),
     ({'spawn': {'lat_deg': 95.0, 'lon_deg': 0.0, 'heading_deg': 0.0}},
@@ -148,7 +149,8 @@ def test_a_spawn_beside_the_route_joins_it_at_the_closest_point(tmp_path):
     ({'spawn': {'east_m': 0.0, 'north_m': 30.0, 'heading_deg': 0.0}},
      "(0.0, 30.0) m is 30.0 m from its route 'acre_demo'; allowed: within 20 m"),
     ({'vehicle': 'polaris'}, 'vehicles[0].vehicle = '),
-    ({'model': 'tractor'}, "vehicles[0].model = 'tractor' (in {path}): unknown vehicle model"),
+    ({'model': 'tractor'}, "vehicles[0].model = 'tractor' (in {path}): not one of the choices; "
+                           'allowed: polaris or maxxum'),
     ({'sensors': {'gnss': {'hz': 0.0}}}, 'gnss.hz = 0.0'),
 ])
 def test_vehicle_mistakes_are_one_line_naming_item_value_and_file(tmp_path, entry, message):
@@ -165,7 +167,7 @@ def test_vehicle_mistakes_are_one_line_naming_item_value_and_file(tmp_path, entr
     ({'seed': 'x'}, "seed = 'x' (in {path})"),
     ({'rtf': -2.0}, 'rtf = -2.0 (in {path})'),
     ({'scene': 3}, 'scene = 3 (in {path})'),
-    ({'sky': 'blue'}, "{path}: unknown entry 'sky'; allowed: description, site, scene"),
+    ({'sky': 'blue'}, "unknown key 'sky' (in {path}); allowed: description, site, scene"),
 ])
 def test_scenario_mistakes_are_one_line(tmp_path, top, message):
     path = write(tmp_path, {**top, 'vehicles': [polaris()]})

@@ -26,46 +26,74 @@ default).  The first problem stops loading with one :class:`ConfigError` that
 names the item, the value, what is allowed and the file.
 """
 
-import difflib
-import math
 from pathlib import Path
 
 import numpy as np
 
 from acres_sim.config.loader import config_dir, load_config, read_document
 from acres_sim.config.records import site_georeference_args
-from acres_sim.config.validate import ConfigError
+from acres_sim.config.schema import NON_BLANK, Key
+from acres_sim.config.validate import ConfigError, check, check_keys, missing, value_error
 from acres_sim.core.geo.site import FRAMES, SiteGeoreference
 from acres_sim.core.routes import PATTERNS, Route, build_route
 
-__all__ = ['DEFAULT_ROUTES', 'load_route', 'packaged_site', 'route_from_tree', 'route_names',
-           'routes_dir']
+__all__ = ['DEFAULT_ROUTES', 'LEG_KEYS', 'ROUTE_KEYS', 'load_route', 'packaged_site',
+           'route_from_tree', 'route_names', 'routes_dir']
 
 # The route of each vehicle model when a scenario names none.
 DEFAULT_ROUTES = {'polaris': 'acre_demo', 'maxxum': 'field'}
 
-_TOP_KEYS = ('name', 'frame', 'hold_s', 'turn_radius_m', 'legs')
+_GRID = 'grid'
+_LIMIT_M = 1e7      # |coordinate| of a grid point [m]; far beyond any tile
+
+# The fields of ``route`` (``legs`` is a list, read by route_from_tree).
+ROUTE_KEYS = {k.name.split('.', 1)[1]: k for k in (
+    Key('route.name', 'str', None, 'Name of the route (default: the file stem).',
+        pattern=NON_BLANK, pattern_words='a non-empty string'),
+    Key('route.frame', 'str', _GRID, 'Frame of the points: grid ENU metres [x, y], or a '
+        'geodetic frame of the site, [lat_deg, lon_deg] or [lat_deg, lon_deg, h_m].',
+        choices=(_GRID,) + tuple(FRAMES)),
+    Key('route.hold_s', 'float', 0.0, 'Time parked at the start.', 's', low=0.0, high=3600.0),
+    Key('route.turn_radius_m', 'float', 6.0, 'Radius of the corners.', 'm', low=0.5,
+        high=1000.0),
+)}
+
+# The fields of a leg (a pattern's fields default to the pattern's own values).
+LEG_KEYS = {k.name: k for k in (
+    Key('speed_mps', 'float', None, 'Speed along the leg.', 'm/s', low=0.0, low_open=True,
+        high=30.0),
+    Key('pattern', 'str', None, 'A pattern instead of waypoints.', choices=tuple(PATTERNS)),
+    Key('heading_deg', 'float', None, 'Heading of the first side or pass, counter-clockwise '
+        'from grid east.', 'deg', low=-360.0, high=360.0),
+    Key('length_m', 'float', None, 'Length of a loop or of a field pass.', 'm', low=0.0,
+        low_open=True, high=1e5),
+    Key('width_m', 'float', None, 'Width of a loop.', 'm', low=0.0, low_open=True, high=1e5),
+    Key('size_m', 'float', None, 'Side of each square of a figure eight.', 'm', low=0.0,
+        low_open=True, high=1e5),
+    Key('spacing_m', 'float', None, 'Distance between field passes.', 'm', low=0.0,
+        low_open=True, high=1e4),
+    Key('laps', 'int', None, 'Laps of a loop.', low=1, high=1000),
+    Key('passes', 'int', None, 'Passes of a field.', low=1, high=1000),
+    Key('side', 'str', None, 'The side a loop turns to, or the next field pass lies on.',
+        choices=('left', 'right')),
+)}
+_WAYPOINTS = ('speed_mps', 'waypoints')
 _PATTERN_KEYS = {
     'loop': ('origin', 'heading_deg', 'length_m', 'width_m', 'laps', 'side'),
     'figure8': ('center', 'heading_deg', 'size_m'),
     'field': ('start', 'heading_deg', 'length_m', 'passes', 'spacing_m', 'side'),
 }
 _POINT_KEYS = {'origin', 'center', 'start'}
-# key -> (low, high, low_open, unit)
-_RANGES = {
-    'hold_s': (0.0, 3600.0, False, 's'),
-    'turn_radius_m': (0.5, 1000.0, False, 'm'),
-    'speed_mps': (0.0, 30.0, True, 'm/s'),
-    'heading_deg': (-360.0, 360.0, False, 'deg'),
-    'length_m': (0.0, 1e5, True, 'm'),
-    'width_m': (0.0, 1e5, True, 'm'),
-    'size_m': (0.0, 1e5, True, 'm'),
-    'spacing_m': (0.0, 1e4, True, 'm'),
-    'laps': (1, 1000, False, ''),
-    'passes': (1, 1000, False, ''),
-}
-_INT_KEYS = ('laps', 'passes')
-_GRID = 'grid'
+
+# The coordinates of a point: grid [x, y], geodetic [lat, lon] or [lat, lon, h].
+_GRID_XY = Key('grid coordinate', 'float', None, 'x or y of a grid point.', 'm',
+               low=-_LIMIT_M, high=_LIMIT_M)
+_GEODETIC = (
+    Key('latitude', 'float', None, 'Latitude of a point.', 'deg', low=-90.0, high=90.0),
+    Key('longitude', 'float', None, 'Longitude of a point.', 'deg', low=-180.0, high=180.0),
+    Key('height', 'float', None, 'Ellipsoidal height of a point.', 'm', low=-_LIMIT_M,
+        high=_LIMIT_M),
+)
 
 
 def routes_dir() -> Path:
@@ -78,63 +106,17 @@ def route_names():
     return sorted(p.stem for p in routes_dir().glob('*.yaml'))
 
 
-class _Checker:
-    def __init__(self, source):
-        self.error = ConfigError
-        self.source = source
-
-    def fail(self, item, value, problem, allowed):
-        text = repr(value)
-        text = text if len(text) <= 60 else text[:57] + '...'
-        return self.error(f'{item} = {text} (in {self.source}): {problem}; allowed: {allowed}')
-
-    def keys(self, item, mapping, allowed):
-        if not isinstance(mapping, dict):
-            raise self.fail(item, mapping, 'expected a mapping', 'keys ' + ', '.join(allowed))
-        for name in mapping:
-            if name not in allowed:
-                close = difflib.get_close_matches(str(name), allowed, n=1, cutoff=0.6)
-                hint = f"; did you mean '{item}.{close[0]}'?" if close else ''
-                raise self.error(f"unknown key '{item}.{name}' (in {self.source}){hint}")
-
-    def number(self, item, key, value):
-        low, high, low_open, unit = _RANGES[key]
-        unit = f' {unit}' if unit else ''
-        allowed = f'{">" if low_open else ">="} {low:g} and <= {high:g}{unit}'
-        if key in _INT_KEYS:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise self.fail(item, value, 'expected a whole number', allowed)
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(item, value, 'expected a number', allowed)
-        if not (abs(value) <= 1e300 and math.isfinite(value)):
-            raise self.fail(item, value, 'not a finite number', allowed)
-        if (value <= low if low_open else value < low) or value > high:
-            raise self.fail(item, value, 'out of range', allowed)
-        return value if key in _INT_KEYS else float(value)
-
-    def required(self, item, mapping, name):
-        if name not in mapping:
-            raise self.error(f'{item}.{name} is missing (in {self.source})')
-        return mapping[name]
-
-
-def _to_grid(ck, item, value, frame, georef):
+def _to_grid(item, value, frame, georef, source):
     """A point of the file ([x, y] in grid, [lat, lon] or [lat, lon, h] geodetic) in grid ENU."""
     n_ok = (2,) if frame == _GRID else (2, 3)
     what = '[x, y] in metres' if frame == _GRID else '[lat_deg, lon_deg] (optionally h_m)'
     if not isinstance(value, (list, tuple)) or len(value) not in n_ok:
-        raise ck.fail(item, value, 'expected a point', what)
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                or abs(v) > 1e7:
-            raise ck.fail(item, value, 'expected finite numbers', what)
-        out.append(float(v))
+        raise value_error(item, value, 'expected a point', what, source)
+    keys = (_GRID_XY, _GRID_XY) if frame == _GRID else _GEODETIC
+    out = [check(k, v, source, f'{item}[{i}]') for i, (k, v) in enumerate(zip(keys, value))]
     if frame == _GRID:
         return out
     lat, lon = out[0], out[1]
-    if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
-        raise ck.fail(item, value, 'not a latitude/longitude', what)
     if len(out) == 3:
         h = out[2]
     else:   # the ellipsoidal height of the tile's ground (grid u = 0) at the origin
@@ -152,66 +134,62 @@ def packaged_site() -> SiteGeoreference:
 def route_from_tree(tree, source='<route>', default_name='route', site=None) -> Route:
     """A :class:`Route` from the parsed content of a route file (checked);
     ``site``: the georeference of geodetic points (None: :func:`packaged_site`)."""
-    ck = _Checker(source)
     if not isinstance(tree, dict) or 'route' not in tree or len(tree) != 1:
-        raise ck.error(f'{source}: expected a mapping with the only key "route" at the top')
-    body = tree['route']
-    ck.keys('route', body, _TOP_KEYS)
-    name = body.get('name', default_name)
-    if not isinstance(name, str) or not name.strip():
-        raise ck.fail('route.name', name, 'expected a name', 'a non-empty string')
-    frame = body.get('frame', _GRID)
-    frames = (_GRID,) + tuple(FRAMES)
-    if frame not in frames:
-        raise ck.fail('route.frame', frame, 'unknown frame', ', '.join(frames))
+        raise ConfigError(f'{source}: expected a mapping with the only key "route" at the top')
+    body = check_keys(tree['route'], tuple(ROUTE_KEYS) + ('legs',), 'route', source)
+    given = {field: check(k, body[field], source) if field in body else k.default
+             for field, k in ROUTE_KEYS.items()}
+    frame = given['frame']
     georef = None
     if frame != _GRID:
         georef = site if site is not None else packaged_site()
-    hold = ck.number('route.hold_s', 'hold_s', body.get('hold_s', 0.0))
-    radius = ck.number('route.turn_radius_m', 'turn_radius_m', body.get('turn_radius_m', 6.0))
-    legs_raw = ck.required('route', body, 'legs')
+    if 'legs' not in body:
+        raise ConfigError(f'route.legs is missing (in {source}); allowed: {_LEGS}')
+    legs_raw = body['legs']
     if not isinstance(legs_raw, list) or not legs_raw:
-        raise ck.fail('route.legs', legs_raw, 'expected a list of legs',
-                      'a non-empty list of {speed_mps, waypoints} or {speed_mps, pattern, ...}')
-    legs = []
-    for i, leg in enumerate(legs_raw):
-        where = f'route.legs[{i}]'
-        if not isinstance(leg, dict):
-            raise ck.fail(where, leg, 'expected a mapping', 'speed_mps and waypoints or pattern')
-        speed = ck.number(f'{where}.speed_mps', 'speed_mps', ck.required(where, leg, 'speed_mps'))
-        if 'pattern' in leg:
-            pattern = leg['pattern']
-            if pattern not in PATTERNS:
-                raise ck.fail(f'{where}.pattern', pattern, 'unknown pattern', ', '.join(PATTERNS))
-            allowed = ('speed_mps', 'pattern') + _PATTERN_KEYS[pattern]
-            ck.keys(where, leg, allowed)
-            kwargs = {}
-            for key in _PATTERN_KEYS[pattern]:
-                if key not in leg:
-                    continue
-                value = leg[key]
-                if key in _POINT_KEYS:
-                    kwargs[key] = _to_grid(ck, f'{where}.{key}', value, frame, georef)
-                elif key == 'side':
-                    if value not in ('left', 'right'):
-                        raise ck.fail(f'{where}.side', value, 'unknown side', 'left, right')
-                    kwargs[key] = value
-                else:
-                    kwargs[key] = ck.number(f'{where}.{key}', key, value)
-            waypoints = PATTERNS[pattern](**kwargs)
-        else:
-            ck.keys(where, leg, ('speed_mps', 'waypoints'))
-            raw = ck.required(where, leg, 'waypoints')
-            if not isinstance(raw, list) or not raw:
-                raise ck.fail(f'{where}.waypoints', raw, 'expected a list of points',
-                              'a non-empty list of points')
-            waypoints = np.array([_to_grid(ck, f'{where}.waypoints[{j}]', p, frame, georef)
-                                  for j, p in enumerate(raw)])
-        legs.append((waypoints, speed))
+        raise value_error('route.legs', legs_raw, 'expected a list of legs', _LEGS, source)
+    legs = [_leg(f'route.legs[{i}]', leg, frame, georef, source)
+            for i, leg in enumerate(legs_raw)]
     try:
-        return build_route(legs, name=name, hold_s=hold, turn_radius_m=radius)
+        return build_route(legs, name=given['name'] or default_name, hold_s=given['hold_s'],
+                           turn_radius_m=given['turn_radius_m'])
     except ValueError as err:
-        raise ck.error(f'{source}: {err}') from None
+        raise ConfigError(f'{source}: {err}') from None
+
+
+_LEGS = 'a non-empty list of {speed_mps, waypoints} or {speed_mps, pattern, ...}'
+
+
+def _leg(where, leg, frame, georef, source):
+    """(waypoints, speed) of the leg at ``where``."""
+    if not isinstance(leg, dict):
+        raise value_error(where, leg, 'expected a mapping', 'speed_mps and waypoints or pattern',
+                          source)
+    speed_key = LEG_KEYS['speed_mps']
+    if 'speed_mps' not in leg:
+        raise missing(speed_key, source, f'{where}.speed_mps')
+    speed = check(speed_key, leg['speed_mps'], source, f'{where}.speed_mps')
+    if 'pattern' not in leg:
+        check_keys(leg, _WAYPOINTS, where, source)
+        if 'waypoints' not in leg:
+            raise ConfigError(f'{where}.waypoints is missing (in {source}); allowed: a '
+                              'non-empty list of points')
+        raw = leg['waypoints']
+        if not isinstance(raw, list) or not raw:
+            raise value_error(f'{where}.waypoints', raw, 'expected a list of points',
+                              'a non-empty list of points', source)
+        return np.array([_to_grid(f'{where}.waypoints[{j}]', p, frame, georef, source)
+                         for j, p in enumerate(raw)]), speed
+    pattern = check(LEG_KEYS['pattern'], leg['pattern'], source, f'{where}.pattern')
+    fields = _PATTERN_KEYS[pattern]
+    check_keys(leg, ('speed_mps', 'pattern') + fields, where, source)
+    kwargs = {}
+    for field in fields:
+        if field in _POINT_KEYS and field in leg:
+            kwargs[field] = _to_grid(f'{where}.{field}', leg[field], frame, georef, source)
+        elif field in leg:
+            kwargs[field] = check(LEG_KEYS[field], leg[field], source, f'{where}.{field}')
+    return PATTERNS[pattern](**kwargs), speed
 
 
 def load_route(name_or_path, site=None) -> Route:

@@ -58,12 +58,15 @@ from acres_sim.config.loader import config_dir, load_config, read_document
 from acres_sim.config.node_params import AGENT_PARAMS, VEHICLES, sim_param
 from acres_sim.config.records import site_georeference_args
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
-from acres_sim.config.validate import ConfigError, check, check_value
+from acres_sim.config.schema import NON_BLANK, Key
+from acres_sim.config.validate import (ConfigError, check, check_keys, check_value, missing,
+                                       value_error)
 from acres_sim.core.geo.site import FRAMES, SiteGeoreference
 from acres_sim.core.routes import RouteFollower
 
-__all__ = ['DEFAULT_ROUTES', 'JOIN_WITHIN_M', 'MAX_AGENTS', 'MAX_DURATION_S', 'Motion',
-           'SPAWN_MARGIN_M', 'Scenario', 'ScenarioVehicle', 'Spawn', 'VEHICLE_LENGTH_M',
+__all__ = ['DEFAULT_ROUTES', 'ENTRY_KEYS', 'JOIN_WITHIN_M', 'MAX_AGENTS', 'MAX_DURATION_S',
+           'Motion', 'SCENARIO_KEYS', 'SPAWN_KEYS', 'SPAWN_MARGIN_M', 'Scenario',
+           'ScenarioVehicle', 'Spawn', 'VEHICLE_LENGTH_M', 'VEHICLE_ROUTE_KEYS',
            'load_scenario', 'node_parameters', 'packaged_names', 'read_scenario',
            'resolve_scenario', 'run_site', 'scenario_path', 'spacing_m', 'vehicle_config',
            'vehicle_copies', 'vehicle_motion', 'vehicle_of_parameters']
@@ -80,15 +83,70 @@ PACKAGED_FOLDERS = ('rigs', 'scenarios')
 _TOP_KEYS = ('description', 'site', 'scene', 'duration_s', 'seed', 'rtf', 'vehicles')
 _VEHICLE_KEYS = ('name', 'model', 'vehicle', 'namespace', 'frame_prefix', 'agent_index',
                  'spawn', 'route', 'parked', 'sensors')
-_ROUTE_KEYS = ('name', 'laps', 'repeat')
 _GRID_SPAWN = ('east_m', 'north_m', 'heading_deg')
 _GEODETIC_SPAWN = ('lat_deg', 'lon_deg', 'heading_deg', 'frame')
-_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 NAMESPACE_PATTERN = re.compile(r'^(|[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*)$')
-_PREFIX = re.compile(r'^(|[A-Za-z][A-Za-z0-9_]*/)$')
 _FILE_SUFFIXES = ('.yaml', '.yml', '.json')
 MAX_LAPS = 100000
 SPAWN_LIMIT_M = 1e5               # |east|, |north| of a spawn: within 100 km of the tile origin
+_ROUTE_WORDS = 'a packaged route name or a route file'
+
+
+def _table(*keys):
+    return {k.name: k for k in keys}
+
+
+# The settings of the run (the seed and rtf are the sensor key and the sim
+# node parameter of those names).
+SCENARIO_KEYS = _table(
+    Key('description', 'str', '', 'What the scenario is.'),
+    Key('site', 'str', '', 'The site file, relative to the scenario file (default: the '
+        'packaged site.yaml).', pattern=NON_BLANK, pattern_words='a file name'),
+    Key('scene', 'str', '', 'The scene file, relative to the scenario file (default: the '
+        'ACRE farmstead).', pattern=NON_BLANK, pattern_words='a file name'),
+    Key('duration_s', 'float', None, 'Simulated time of the run.', 's', low=0.0,
+        high=MAX_DURATION_S),
+)
+# The fields of an entry of ``vehicles`` (``spawn`` and ``sensors`` are
+# mappings; ``route`` a route name or the mapping of VEHICLE_ROUTE_KEYS).
+ENTRY_KEYS = _table(
+    Key('name', 'str', None, "The vehicle's key in the sim node's parameters (default: "
+        'agent<i>).', pattern=r'[A-Za-z][A-Za-z0-9_]*',
+        pattern_words='a letter, then letters, digits or _'),
+    Key('model', 'str', None, 'Vehicle model (vehicle: its old name in rig files).',
+        choices=VEHICLES),
+    Key('namespace', 'str', '', 'ROS namespace of its topics.',
+        pattern=NAMESPACE_PATTERN.pattern,
+        pattern_words='empty, or names of letters, digits and _ joined by /'),
+    Key('frame_prefix', 'str', '', 'Prefix of its frame names.',
+        pattern=r'|[A-Za-z][A-Za-z0-9_]*/', pattern_words="empty, or a name followed by '/', "
+        'e.g. agent1/'),
+    Key('agent_index', 'int', None, 'Its seed offsets: 7919 times the index per noise stream '
+        '(default: its place in the list).', low=0, high=10**6),
+    Key('parked', 'bool', False, 'No route: parked until its first cmd_vel.'),
+    Key('route', 'str', '', "The route it drives (default: the model's).", pattern=NON_BLANK,
+        pattern_words=_ROUTE_WORDS),
+)
+# The mapping form of a vehicle's route.
+VEHICLE_ROUTE_KEYS = _table(
+    Key('name', 'str', None, 'The route.', pattern=NON_BLANK, pattern_words=_ROUTE_WORDS),
+    Key('laps', 'int', 0, 'Laps of a closed route, then parked where it started.', low=1,
+        high=MAX_LAPS),
+    Key('repeat', 'bool', False, 'Drive a closed route until the run ends.'),
+)
+# A spawn: grid (east_m, north_m) or geodetic (lat_deg, lon_deg, frame), and a heading.
+SPAWN_KEYS = _table(
+    Key('east_m', 'float', None, 'Grid east of the spawn.', 'm', low=-SPAWN_LIMIT_M,
+        high=SPAWN_LIMIT_M),
+    Key('north_m', 'float', None, 'Grid north of the spawn.', 'm', low=-SPAWN_LIMIT_M,
+        high=SPAWN_LIMIT_M),
+    Key('heading_deg', 'float', None, 'Heading, counter-clockwise from grid east.', 'deg',
+        low=-360.0, high=360.0),
+    Key('lat_deg', 'float', None, 'Latitude of the spawn.', 'deg', low=-90.0, high=90.0),
+    Key('lon_deg', 'float', None, 'Longitude of the spawn.', 'deg', low=-180.0, high=180.0),
+    Key('frame', 'str', 'wgs84_g2139', 'Frame of the latitude and longitude.',
+        choices=tuple(FRAMES)),
+)
 
 
 class Spawn(NamedTuple):
@@ -176,60 +234,10 @@ def scenario_path(name_or_path) -> Path:
                       '(or give a rig or scenario file)')
 
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + '...'
-
-
-class _Checker:
-    """The errors of one file, in the form of the other config errors."""
-
-    def __init__(self, source):
-        self.source = source
-        self.base = Path(source).parent
-
-    def fail(self, item, value, problem, allowed) -> ConfigError:
-        return ConfigError(f'{item} = {_short(value)} (in {self.source}): {problem}; '
-                           f'allowed: {allowed}')
-
-    def keys(self, item, mapping, allowed):
-        if not isinstance(mapping, dict):
-            raise self.fail(item, mapping, 'expected a mapping', 'keys ' + ', '.join(allowed))
-        unknown = sorted(str(k) for k in mapping if k not in allowed)
-        if unknown:
-            raise ConfigError(f"unknown entry '{unknown[0]}' in {item} (in {self.source}); "
-                              'allowed: ' + ', '.join(allowed))
-
-    def number(self, item, value, low, high, unit=''):
-        allowed = f'{low:g} to {high:g}{" " + unit if unit else ""}'
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(item, value, 'expected a number', allowed)
-        if not (abs(value) <= 1e300 and math.isfinite(value)) or not low <= value <= high:
-            raise self.fail(item, value, 'out of range', allowed)
-        return float(value)
-
-    def integer(self, item, value, low, high):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(item, value, 'expected a whole number in range',
-                            f'an integer {low} to {high}')
-        return value
-
-    def boolean(self, item, value):
-        if not isinstance(value, bool):
-            raise self.fail(item, value, 'expected true or false', 'true or false')
-        return value
-
-    def text(self, item, value, pattern=None, allowed='a string'):
-        if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
-            raise self.fail(item, value, 'not a valid value', allowed)
-        return value
-
-    def file(self, item, value):
-        """A file named in the scenario, relative to the scenario's folder."""
-        self.text(item, value, allowed='a file name')
-        if not value.strip():
-            raise self.fail(item, value, 'expected a file name', 'a file name')
-        return os.path.normpath(self.base / os.path.expanduser(value))
+def _file(item, value, source):
+    """A file named in the scenario, relative to the scenario's folder."""
+    check(SCENARIO_KEYS['site'], value, source, item)
+    return os.path.normpath(Path(source).parent / os.path.expanduser(value))
 
 
 def read_scenario(name_or_path) -> Scenario:
@@ -239,114 +247,100 @@ def read_scenario(name_or_path) -> Scenario:
     path = scenario_path(name_or_path)
     source = str(path)
     tree = read_document(path, 'scenario')
-    ck = _Checker(source)
     if not isinstance(tree, dict) or not isinstance(tree.get('vehicles'), list) \
             or not tree['vehicles']:
         raise ConfigError(f'{source}: a rig or scenario file needs a non-empty list "vehicles"')
     if len(tree['vehicles']) > MAX_AGENTS:
         raise ConfigError(f'{source}: {len(tree["vehicles"])} vehicles; allowed 1 to '
                           f'{MAX_AGENTS} (as agents)')
-    unknown = sorted(str(k) for k in tree if k not in _TOP_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown entry '{unknown[0]}'; allowed: "
-                          + ', '.join(_TOP_KEYS))
-    description = tree.get('description', '')
-    ck.text('description', description)
-    vehicles = tuple(_vehicle(ck, entry, i) for i, entry in enumerate(tree['vehicles']))
+    check_keys(tree, _TOP_KEYS, '', source)
+    description = check(SCENARIO_KEYS['description'], tree.get('description', ''), source)
+    vehicles = tuple(_vehicle(entry, i, source) for i, entry in enumerate(tree['vehicles']))
     _check_unique(vehicles, source)
     return Scenario(
         path.stem, description, vehicles, source,
-        site=ck.file('site', tree['site']) if 'site' in tree else '',
-        scene=ck.file('scene', tree['scene']) if 'scene' in tree else '',
-        duration_s=(ck.number('duration_s', tree['duration_s'], 0.0, MAX_DURATION_S, 's')
+        site=_file('site', tree['site'], source) if 'site' in tree else '',
+        scene=_file('scene', tree['scene'], source) if 'scene' in tree else '',
+        duration_s=(check(SCENARIO_KEYS['duration_s'], tree['duration_s'], source)
                     if 'duration_s' in tree else None),
         seed=check_value('seed', tree['seed'], source) if 'seed' in tree else None,
         rtf=check(sim_param('rtf'), tree['rtf'], source) if 'rtf' in tree else None)
 
 
-def _vehicle(ck, entry, i) -> ScenarioVehicle:
+def _vehicle(entry, i, source) -> ScenarioVehicle:
     where = f'vehicles[{i}]'
-    ck.keys(where, entry, _VEHICLE_KEYS)
+    check_keys(entry, _VEHICLE_KEYS, where, source)
+
+    def field(name, default):
+        return check(ENTRY_KEYS[name], entry.get(name, default), source, f'{where}.{name}')
+
     if 'model' in entry and 'vehicle' in entry:
-        raise ck.fail(f'{where}.vehicle', entry['vehicle'], 'given with model',
-                      'model (vehicle is its old name in rig files), not both')
-    model = entry.get('model', entry.get('vehicle'))
-    if model not in VEHICLES:
-        key = 'vehicle' if 'vehicle' in entry else 'model'
-        raise ck.fail(f'{where}.{key}', model, 'unknown vehicle model', ' or '.join(VEHICLES))
-    name = ck.text(f'{where}.name', entry.get('name', f'agent{i}'), _NAME,
-                   'a letter, then letters, digits or _')
+        raise value_error(f'{where}.vehicle', entry['vehicle'], 'given with model',
+                          'model (vehicle is its old name in rig files), not both', source)
+    given = 'vehicle' if 'vehicle' in entry else 'model'
+    if given not in entry:
+        raise missing(ENTRY_KEYS['model'], source, f'{where}.model')
+    model = check(ENTRY_KEYS['model'], entry[given], source, f'{where}.{given}')
+    name = field('name', f'agent{i}')
     if name == 'names':    # agents.names is the sim node's list of the vehicles
-        raise ck.fail(f'{where}.name', name, 'the name is taken (agents.names)',
-                      'another name')
-    namespace = ck.text(f'{where}.namespace', entry.get('namespace', ''), NAMESPACE_PATTERN,
-                        'empty, or names of letters, digits and _ joined by /')
-    prefix = ck.text(f'{where}.frame_prefix', entry.get('frame_prefix', ''), _PREFIX,
-                     "empty, or a name followed by '/', e.g. agent1/")
-    index = ck.integer(f'{where}.agent_index', entry.get('agent_index', i), 0, 10**6)
-    parked = ck.boolean(f'{where}.parked', entry.get('parked', False))
-    route, laps, repeat = _route(ck, f'{where}.route', entry.get('route'))
+        raise value_error(f'{where}.name', name, 'the name is taken (agents.names)',
+                          'another name', source)
+    namespace = field('namespace', '')
+    prefix = field('frame_prefix', '')
+    index = field('agent_index', i)
+    parked = field('parked', False)
+    route, laps, repeat = _route(f'{where}.route', entry.get('route'), source)
     if parked and entry.get('route'):
-        raise ck.fail(f'{where}.route', entry['route'], 'a parked vehicle follows no route',
-                      'a route or parked: true, not both')
-    spawn = _spawn(ck, f'{where}.spawn', entry['spawn']) if 'spawn' in entry else None
+        raise value_error(f'{where}.route', entry['route'], 'a parked vehicle follows no route',
+                          'a route or parked: true, not both', source)
+    spawn = _spawn(f'{where}.spawn', entry['spawn'], source) if 'spawn' in entry else None
     sensors = entry.get('sensors') or {}
     if not isinstance(sensors, dict):
-        raise ck.fail(f'{where}.sensors', sensors, 'expected a mapping', 'sensor keys')
-    sensors = {k: check_value(k, v, f'{ck.source}: {where}.sensors')
+        raise value_error(f'{where}.sensors', sensors, 'expected a mapping', 'sensor keys',
+                          source)
+    sensors = {k: check_value(k, v, f'{source}: {where}.sensors')
                for k, v in _flat(sensors).items()}
     return ScenarioVehicle(name, model, namespace, prefix, index, route, laps, repeat, parked,
                            spawn, sensors=sensors)
 
 
-def _route(ck, item, value):
+def _route(item, value, source):
     """(route, laps, repeat) of a vehicle's ``route`` entry."""
     if value is None:
         return '', 0, False
     if isinstance(value, str):
-        return _route_name(ck, item, value), 0, False
-    ck.keys(item, value, _ROUTE_KEYS)
+        return _route_name(ENTRY_KEYS['route'], item, value, source), 0, False
+    keys = VEHICLE_ROUTE_KEYS
+    check_keys(value, tuple(keys), item, source)
     if 'name' not in value:
-        raise ConfigError(f'{item}.name is missing (in {ck.source}); a route mapping names '
-                          'its route')
+        raise missing(keys['name'], source, f'{item}.name')
     if 'laps' in value and value.get('repeat'):
-        raise ck.fail(f'{item}.laps', value['laps'], 'given with repeat: true',
-                      'laps or repeat, not both')
-    laps = ck.integer(f'{item}.laps', value['laps'], 1, MAX_LAPS) if 'laps' in value else 0
-    repeat = ck.boolean(f'{item}.repeat', value.get('repeat', False))
-    return _route_name(ck, f'{item}.name', value['name']), laps, repeat
+        raise value_error(f'{item}.laps', value['laps'], 'given with repeat: true',
+                          'laps or repeat, not both', source)
+    laps = check(keys['laps'], value['laps'], source, f'{item}.laps') if 'laps' in value else 0
+    repeat = check(keys['repeat'], value.get('repeat', False), source, f'{item}.repeat')
+    return _route_name(keys['name'], f'{item}.name', value['name'], source), laps, repeat
 
 
-def _route_name(ck, item, value):
-    ck.text(item, value, allowed='a packaged route name or a route file')
-    if not value.strip():
-        raise ck.fail(item, value, 'expected a route', 'a packaged route name or a route file')
+def _route_name(spec, item, value, source):
+    check(spec, value, source, item)
     if Path(value).suffix in _FILE_SUFFIXES or '/' in value:
-        return ck.file(item, value)
+        return _file(item, value, source)
     return value
 
 
-def _spawn(ck, item, value):
-    keys = _GEODETIC_SPAWN if isinstance(value, dict) and 'lat_deg' in value else _GRID_SPAWN
-    ck.keys(item, value, keys)
-    for name in keys:
-        if name not in value and name != 'frame':
-            raise ConfigError(f'{item}.{name} is missing (in {ck.source}); a spawn is '
-                              '{east_m, north_m, heading_deg} or {lat_deg, lon_deg, '
-                              'heading_deg}')
-    heading = ck.number(f'{item}.heading_deg', value['heading_deg'], -360.0, 360.0, 'deg')
-    if keys is _GRID_SPAWN:
-        return Spawn(ck.number(f'{item}.east_m', value['east_m'], -SPAWN_LIMIT_M,
-                               SPAWN_LIMIT_M, 'm'),
-                     ck.number(f'{item}.north_m', value['north_m'], -SPAWN_LIMIT_M,
-                               SPAWN_LIMIT_M, 'm'),
-                     math.radians(heading))
-    frame = value.get('frame', GeodeticSpawn._field_defaults['frame'])
-    if frame not in FRAMES:
-        raise ck.fail(f'{item}.frame', frame, 'unknown frame', ', '.join(FRAMES))
-    return GeodeticSpawn(ck.number(f'{item}.lat_deg', value['lat_deg'], -90.0, 90.0, 'deg'),
-                         ck.number(f'{item}.lon_deg', value['lon_deg'], -180.0, 180.0, 'deg'),
-                         heading, frame)
+def _spawn(item, value, source):
+    names = _GEODETIC_SPAWN if isinstance(value, dict) and 'lat_deg' in value else _GRID_SPAWN
+    check_keys(value, names, item, source)
+    got = {}
+    for name in names:
+        spec = SPAWN_KEYS[name]
+        if name not in value and spec.default is None:
+            raise missing(spec, source, f'{item}.{name}')
+        got[name] = check(spec, value.get(name, spec.default), source, f'{item}.{name}')
+    if names is _GRID_SPAWN:
+        return Spawn(got['east_m'], got['north_m'], math.radians(got['heading_deg']))
+    return GeodeticSpawn(got['lat_deg'], got['lon_deg'], got['heading_deg'], got['frame'])
 
 
 def _flat(tree, prefix=''):

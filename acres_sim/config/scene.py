@@ -22,15 +22,15 @@ allowed.  See :mod:`acres_sim.core.scene` for how buildings, bins and trees
 are turned into boxes, cylinders and spheres.
 """
 
-import math
 from pathlib import Path
 
 
 from acres_sim.config.loader import config_dir, read_document
-from acres_sim.config.validate import ConfigError
+from acres_sim.config.schema import NON_BLANK, Key
+from acres_sim.config.validate import ConfigError, check, check_keys, missing, value_error
 from acres_sim.core.scene import Scene, make_scene
 
-__all__ = ['DEFAULT_SCENE_FILE', 'default_scene', 'load_scene', 'scene_from_tree']
+__all__ = ['DEFAULT_SCENE_FILE', 'SCENE_KEYS', 'default_scene', 'load_scene', 'scene_from_tree']
 
 DEFAULT_SCENE_FILE = 'scene_acre.yaml'
 _TOP_KEYS = ('name', 'buildings', 'grain_bins', 'tree_crowns')
@@ -42,69 +42,51 @@ _ITEM_KEYS = {
 _SINGULAR = {'buildings': 'building', 'grain_bins': 'grain bin', 'tree_crowns': 'tree crown'}
 _LIMIT = 1e7   # |coordinate| [m]; far beyond any tile, keeps the numbers sane
 
+# The values of a scene file: a name, a coordinate (each component of min,
+# max, center; bottom, top) or a radius.
+SCENE_KEYS = {k.name: k for k in (
+    Key('name', 'str', None, 'Name of the scene or of an item (default: the file stem, or '
+        'the item\'s place, e.g. buildings[0]); unique in the scene.', pattern=NON_BLANK,
+        pattern_words='a non-empty string'),
+    Key('coordinate', 'float', None, 'A coordinate in grid ENU.', 'm', low=-_LIMIT,
+        high=_LIMIT),
+    Key('radius', 'float', None, 'Radius of a grain bin or a tree crown.', 'm', low=0.0,
+        low_open=True, high=_LIMIT),
+)}
+_NAME, _COORDINATE, _RADIUS = SCENE_KEYS.values()
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + '...'
+
+def _vector(item, value, n, source):
+    """A list of ``n`` coordinates, each checked as ``item[i]``."""
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise value_error(item, value, f'expected a list of {n} numbers',
+                          f'[{", ".join("xyz"[:n])}] in metres', source)
+    return [check(_COORDINATE, v, source, f'{item}[{i}]') for i, v in enumerate(value)]
 
 
-class _Checker:
-    """Builds the errors of one file, in the format of the other config errors."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def fail(self, item, value, problem, allowed) -> ConfigError:
-        return ConfigError(f'{item} = {_short(value)} (in {self.source}): {problem}; '
-                           f'allowed: {allowed}')
-
-    def number(self, item, value):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(item, value, 'expected a number', 'a finite number of metres')
-        if not (abs(value) <= _LIMIT and math.isfinite(value)):
-            raise self.fail(item, value, 'not a finite number in range',
-                            f'a finite number of metres, at most {_LIMIT:g} in size')
-        return float(value)
-
-    def vector(self, item, value, n):
-        if not isinstance(value, (list, tuple)) or len(value) != n:
-            raise self.fail(item, value, f'expected a list of {n} numbers',
-                            f'[{", ".join("xyz"[:n])}] in metres')
-        return [self.number(f'{item}[{i}]', v) for i, v in enumerate(value)]
-
-    def mapping(self, item, value, keys):
-        if not isinstance(value, dict):
-            raise self.fail(item, value, 'expected a mapping', 'a mapping with keys '
-                            + ', '.join(keys))
-        for name in value:
-            if name not in keys:
-                raise self.fail(f'{item}.{name}', value[name], 'unknown key',
-                                'keys ' + ', '.join(keys))
-        return value
-
-    def required(self, item, mapping, name):
-        if name not in mapping:
-            raise ConfigError(f'{item}.{name} is missing (in {self.source}); '
-                              f'every {item.rsplit("[", 1)[0].rsplit(".", 1)[-1]} item needs it')
-        return mapping[name]
+def _field(raw, where, name, source, n=None):
+    """The required field ``name`` of the item at ``where``: a radius, a
+    coordinate, or (``n``) a list of ``n`` coordinates."""
+    spec = _RADIUS if name == 'radius' else _COORDINATE
+    item = f'{where}.{name}'
+    if name not in raw:
+        raise missing(spec, source, item)
+    if n is not None:
+        return _vector(item, raw[name], n, source)
+    return check(spec, raw[name], source, item)
 
 
 def scene_from_tree(tree, source='<scene>', default_name='scene') -> Scene:
     """A checked :class:`Scene` from the parsed content of a scene file."""
-    ck = _Checker(source)
     if not isinstance(tree, dict) or 'scene' not in tree:
-        raise ConfigError(f'{source}: expected a mapping with the key "scene" at the top, '
-                          f'got {_short(tree)}')
-    for name in tree:
-        if name != 'scene':
-            raise ck.fail(str(name), tree[name], 'unknown key', 'only "scene" at the top')
+        raise ConfigError(f'{source}: expected a mapping with the key "scene" at the top')
+    check_keys(tree, ('scene',), '', source)
     body = tree['scene']
     if body is None:
         body = {}
-    ck.mapping('scene', body, _TOP_KEYS)
-    scene_name = body.get('name', default_name)
-    if not isinstance(scene_name, str) or not scene_name.strip():
-        raise ck.fail('scene.name', scene_name, 'expected a name', 'a non-empty string')
+    check_keys(body, _TOP_KEYS, 'scene', source)
+    scene_name = check(_NAME, body['name'], source, 'scene.name') if 'name' in body \
+        else default_name
 
     rows = {kind: [] for kind in _ITEM_KEYS}
     names = {kind: [] for kind in _ITEM_KEYS}
@@ -114,50 +96,45 @@ def scene_from_tree(tree, source='<scene>', default_name='scene') -> Scene:
         if items is None:
             continue
         if not isinstance(items, list):
-            raise ck.fail(f'scene.{kind}', items, 'expected a list',
-                          f'a list of {_SINGULAR[kind]} mappings (or nothing)')
+            raise value_error(f'scene.{kind}', items, 'expected a list',
+                              f'a list of {_SINGULAR[kind]} mappings (or nothing)', source)
         for i, raw in enumerate(items):
             where = f'scene.{kind}[{i}]'
-            ck.mapping(where, raw, keys)
-            name = raw.get('name', f'{kind}[{i}]')
-            if not isinstance(name, str) or not name.strip():
-                raise ck.fail(f'{where}.name', name, 'expected a name', 'a non-empty string')
+            check_keys(raw, keys, where, source)
+            name = check(_NAME, raw['name'], source, f'{where}.name') if 'name' in raw \
+                else f'{kind}[{i}]'
             if name in seen:
-                raise ck.fail(f'{where}.name', name, f'the name is already used by {seen[name]}',
-                              'a name unique in the scene')
+                raise value_error(f'{where}.name', name,
+                                  f'the name is already used by {seen[name]}',
+                                  'a name unique in the scene', source)
             seen[name] = where
-            rows[kind].append(_item_row(ck, kind, where, raw))
+            rows[kind].append(_item_row(kind, where, raw, source))
             names[kind].append(name)
     return make_scene(scene_name, rows['buildings'], rows['grain_bins'], rows['tree_crowns'],
                       names['buildings'], names['grain_bins'], names['tree_crowns'])
 
 
-def _item_row(ck, kind, where, raw):
+def _item_row(kind, where, raw, source):
     if kind == 'buildings':
-        lo = ck.vector(f'{where}.min', ck.required(where, raw, 'min'), 3)
-        hi = ck.vector(f'{where}.max', ck.required(where, raw, 'max'), 3)
+        lo = _field(raw, where, 'min', source, 3)
+        hi = _field(raw, where, 'max', source, 3)
         for axis in range(3):
             if not lo[axis] < hi[axis]:
-                raise ck.fail(f'{where}.max[{axis}]', raw['max'][axis],
-                              f'not above min[{axis}] = {lo[axis]:g}',
-                              'min < max on every axis')
+                raise value_error(f'{where}.max[{axis}]', raw['max'][axis],
+                                  f'not above min[{axis}] = {lo[axis]:g}',
+                                  'min < max on every axis', source)
         return lo + hi
     if kind == 'grain_bins':
-        cx, cy = ck.vector(f'{where}.center', ck.required(where, raw, 'center'), 2)
-        radius = ck.number(f'{where}.radius', ck.required(where, raw, 'radius'))
-        if not radius > 0.0:
-            raise ck.fail(f'{where}.radius', raw['radius'], 'not positive', 'radius > 0 m')
-        bottom = ck.number(f'{where}.bottom', ck.required(where, raw, 'bottom'))
-        top = ck.number(f'{where}.top', ck.required(where, raw, 'top'))
+        cx, cy = _field(raw, where, 'center', source, 2)
+        radius = _field(raw, where, 'radius', source)
+        bottom = _field(raw, where, 'bottom', source)
+        top = _field(raw, where, 'top', source)
         if not bottom < top:
-            raise ck.fail(f'{where}.top', raw['top'], f'not above bottom = {bottom:g}',
-                          'bottom < top')
+            raise value_error(f'{where}.top', raw['top'], f'not above bottom = {bottom:g}',
+                              'bottom < top', source)
         return [cx, cy, radius, bottom, top]
-    centre = ck.vector(f'{where}.center', ck.required(where, raw, 'center'), 3)
-    radius = ck.number(f'{where}.radius', ck.required(where, raw, 'radius'))
-    if not radius > 0.0:
-        raise ck.fail(f'{where}.radius', raw['radius'], 'not positive', 'radius > 0 m')
-    return centre + [radius]
+    centre = _field(raw, where, 'center', source, 3)
+    return centre + [_field(raw, where, 'radius', source)]
 
 
 def load_scene(path) -> Scene:

@@ -6,8 +6,9 @@ choices and a one-line description.  The ROS parameter declarations, the
 YAML/JSON validation, the CLI options and the parameter table in the docs are
 all derived from this list, so nothing else in the package spells out a key's
 limits.  :class:`Key` also describes the live nodes' own parameters
-(:mod:`acres_sim.config.node_params`) and the fields of a vehicle file
-(:mod:`acres_sim.config.vehicles`); :func:`acres_sim.config.validate.check`
+(:mod:`acres_sim.config.node_params`) and the fields of the vehicle, route,
+scene and scenario files (a table in each of :mod:`acres_sim.config.vehicles`,
+``routes``, ``scene`` and ``scenario``); :func:`acres_sim.config.validate.check`
 checks a value against any of them.
 
 Defaults are those of the original ``sensors.json`` and, for the ``ins`` block,
@@ -22,17 +23,20 @@ their descriptions say so.
 from dataclasses import dataclass
 from typing import Any, Optional
 
-__all__ = ['Key', 'KEYS', 'KEY_NAMES', 'OUTAGES', 'STATES', 'SEED_MAX', 'key']
+__all__ = ['Key', 'KEYS', 'KEY_NAMES', 'NON_BLANK', 'OUTAGES', 'STATES', 'SEED_MAX', 'key']
 
 # ROS 2 integer parameters are int64.
 SEED_MAX = 2**63 - 1
 
-# 'str' is a choice (``choices``) or, without choices, any string; 'names' is a
-# non-empty list of distinct strings.
+# 'str' is a choice (``choices``), a string matching ``pattern`` or, without
+# either, any string; 'names' is a non-empty list of distinct strings.
 KINDS = ('bool', 'int', 'float', 'str', 'utc', 'vec2', 'vec3', 'outages', 'names')
 
 # The one list-of-pairs key: correction outages [start, end) in seconds.
 OUTAGES = 'gnss.corrections.outages_s'
+
+# The ``pattern`` of a string that must not be empty or only white space.
+NON_BLANK = r'(?s)\s*\S.*'
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,10 @@ class Key:
 
     ``low``/``high`` bound a number (or each component of a vector); with
     ``low_open`` the lower bound is exclusive (a value must be > low).
-    ``choices`` lists the allowed strings.  ``polaris`` and ``spec`` concern
-    the sensor keys only (the Polaris overlay's value; from the spec or ours).
+    ``choices`` lists the allowed strings; else ``pattern`` is a regular
+    expression that the whole string must match, ``pattern_words`` says what
+    it allows.  ``polaris`` and ``spec`` concern the sensor keys only (the
+    Polaris overlay's value; from the spec or ours).
     """
 
     name: str
@@ -54,12 +60,16 @@ class Key:
     high: Optional[float] = None
     low_open: bool = False
     choices: Optional[tuple] = None
+    pattern: Optional[str] = None
+    pattern_words: str = ''
     polaris: Any = None
     spec: bool = True
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
         assert self.choices is None or self.kind == 'str', f'{self.name}: choices of a non-str'
+        assert self.pattern is None or (self.kind == 'str' and self.pattern_words
+                                        and not self.choices), f'{self.name}: a bad pattern'
 
     def allowed(self) -> str:
         """The allowed values in words, e.g. '1 to 120 Hz' or 'converged or cold'."""
@@ -67,6 +77,8 @@ class Key:
             return 'true or false'
         if self.choices:
             return ' or '.join(self.choices)
+        if self.pattern is not None:
+            return self.pattern_words
         if self.kind == 'str':
             return 'a string'
         if self.kind == 'names':

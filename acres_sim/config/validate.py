@@ -1,23 +1,30 @@
 """Checking values against their descriptors: the one range checker.
 
 :func:`check` takes any :class:`acres_sim.config.schema.Key` (a sensor key, a
-node parameter, a vehicle file's field); :func:`check_value` looks a sensor key
-up by name first.  Every user mistake ends in one :class:`ConfigError` whose
-message names the key, the value, what is allowed and where the value came
-from (:func:`value_error` is that message's one form).  Nothing here raises
-anything else for bad input.  A message is a few hundred characters at most:
-:func:`shorten` cuts the middle of a longer one (a 10 MB string value, a
-4300-digit number), so its start (the key) and its end (what is allowed) stay.
+node parameter, a field of a vehicle, route, scene or scenario file);
+:func:`check_value` looks a sensor key up by name first.  Every user mistake
+ends in one :class:`ConfigError` whose message names the key (or the item of
+a file, e.g. ``route.legs[2].speed_mps``), the value, what is allowed and
+where the value came from: :func:`value_error` is that message's one form,
+:func:`unknown_key` and :func:`missing` the forms for a key that a mapping
+should not have or lacks (:func:`check_keys` checks a mapping's keys).
+Nothing here raises anything else for bad input.  A message is a few hundred
+characters at most: a long value is shown by its start, and :func:`shorten`
+cuts the middle of a longer message, so its start (the key) and its end
+(what is allowed) stay.
 """
 
+from dataclasses import replace
 import datetime as _dt
 import difflib
 import math
+import re
 
 from acres_sim.config.schema import KEY_NAMES, OUTAGES, Key, key
 
-__all__ = ['ConfigError', 'MESSAGE_MAX', 'check', 'check_value', 'check_config', 'parse_outage',
-           'parse_utc', 'shorten', 'unknown_key', 'value_error']
+__all__ = ['ConfigError', 'MESSAGE_MAX', 'VALUE_MAX', 'check', 'check_config', 'check_keys',
+           'check_value', 'missing', 'parse_outage', 'parse_utc', 'shorten', 'unknown_key',
+           'value_error']
 
 
 # Outage bounds stay far inside the message-index arithmetic of the receiver
@@ -27,6 +34,8 @@ OUTAGE_END_MAX_S = 1e9
 
 # The longest message for the user, in characters.
 MESSAGE_MAX = 400
+# The longest value shown in a message (its repr), in characters.
+VALUE_MAX = 80
 
 
 def shorten(text, limit=MESSAGE_MAX) -> str:
@@ -54,17 +63,52 @@ def _where(source):
     return f' (in {source})' if source else ''
 
 
-def unknown_key(name, source=None) -> ConfigError:
-    """The error for a key the schema does not have, with the closest valid key."""
-    close = difflib.get_close_matches(name, KEY_NAMES, n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ''
-    return ConfigError(f"unknown key '{name}'{_where(source)}{hint}")
+# A mapping of at most this many keys has them named in its messages.
+_NAMED_KEYS = 12
+
+
+def unknown_key(name, source=None, known=None, within='') -> ConfigError:
+    """The error for a key ``name`` that is not one of ``known`` (None: the
+    sensor keys of the schema), with the closest known key; ``within``: the
+    item of the mapping that has it (e.g. ``route.legs[1]``).  A short list of
+    ``known`` keys is named when none is close."""
+    prefix = f'{within}.' if within else ''
+    names = KEY_NAMES if known is None else tuple(known)
+    close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+    if close:
+        hint = f"; did you mean '{prefix}{close[0]}'?"
+    else:
+        hint = '' if known is None or len(names) > _NAMED_KEYS else '; allowed: ' + ', '.join(names)
+    return ConfigError(f"unknown key '{prefix}{name}'{_where(source)}{hint}")
+
+
+def missing(k: Key, source=None, item=None) -> ConfigError:
+    """The error for a required ``k`` (shown as ``item``, default its name) left out."""
+    return ConfigError(f'{item or k.name} is missing{_where(source)}; allowed: {k.allowed()}')
+
+
+def check_keys(mapping, known, item, source=None) -> dict:
+    """``mapping`` if it is a mapping whose keys are all ``known``, else the
+    ConfigError (naming ``item``, the mapping's place in the file)."""
+    if not isinstance(mapping, dict):
+        allowed = ('a mapping of keys ' + ', '.join(known) if len(known) <= _NAMED_KEYS
+                   else 'a mapping of its keys')
+        raise value_error(item, mapping, 'expected a mapping', allowed, source)
+    for name in mapping:
+        if name not in known:
+            raise unknown_key(name, source, known, item)
+    return mapping
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= VALUE_MAX else text[:VALUE_MAX - 3] + '...'
 
 
 def value_error(name, value, problem, allowed, source=None) -> ConfigError:
     """The error for a bad ``value`` of ``name``: what is wrong (``problem``),
     what is ``allowed`` and where it came from (``source``)."""
-    return ConfigError(f"{name} = {value!r}{_where(source)}: {problem}; allowed: {allowed}")
+    return ConfigError(f"{name} = {_shown(value)}{_where(source)}: {problem}; allowed: {allowed}")
 
 
 def _fail(k: Key, value, problem, source) -> ConfigError:
@@ -163,9 +207,12 @@ def check_value(name, value, source=None):
     return check(k, value, source)
 
 
-def check(k: Key, value, source=None):
+def check(k: Key, value, source=None, item=None):
     """``value`` of the parameter ``k`` in its normal form (ints accepted for
-    floats), or ConfigError."""
+    floats), or ConfigError; ``item``: the name its messages show (default
+    ``k.name``, e.g. ``route.legs[2].speed_mps`` for a field of a list)."""
+    if item is not None and item != k.name:
+        k = replace(k, name=item)
     if k.kind == 'bool':
         if not isinstance(value, bool):
             raise _fail(k, value, 'expected true or false', source)
@@ -193,6 +240,8 @@ def check(k: Key, value, source=None):
         raise _fail(k, value, 'expected a string', source)
     if k.choices and value not in k.choices:
         raise _fail(k, value, 'not one of the choices', source)
+    if k.pattern is not None and not re.fullmatch(k.pattern, value):
+        raise _fail(k, value, 'not a valid value', source)
     return value
 
 

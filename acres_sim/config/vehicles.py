@@ -14,56 +14,71 @@ defaults.  The first problem stops loading with one :class:`ConfigError` that
 names the key, the value, what is allowed and the file.
 """
 
-import difflib
 from pathlib import Path
 
 
 from acres_sim.config.loader import config_dir, read_document
-from acres_sim.config.schema import Key
-from acres_sim.config.validate import ConfigError, check, value_error
+from acres_sim.config.schema import NON_BLANK, Key
+from acres_sim.config.validate import ConfigError, check, check_keys, missing, value_error
 from acres_sim.core.vehicles import VEHICLE_FIELDS, VehicleParams
 
 __all__ = ['VEHICLE_KEYS', 'load_vehicle', 'vehicle_from_tree', 'vehicle_names',
            'vehicles_dir']
 
-# field -> (low, high, low_open, unit): the allowed range of each field.
-_RANGES = {
-    'mass_kg': (10.0, 1e5, False, 'kg'),
-    'ixx_kgm2': (0.0, 1e7, True, 'kg m^2'),
-    'iyy_kgm2': (0.0, 1e7, True, 'kg m^2'),
-    'izz_kgm2': (0.0, 1e7, True, 'kg m^2'),
-    'wheelbase_m': (0.2, 10.0, False, 'm'),
-    'track_m': (0.2, 5.0, False, 'm'),
-    'cog_height_m': (0.05, 5.0, False, 'm'),
-    'wheel_radius_m': (0.05, 2.0, False, 'm'),
-    'max_speed_mps': (0.1, 60.0, False, 'm/s'),
-    'max_reverse_speed_mps': (0.0, 30.0, False, 'm/s'),
-    'max_accel_mps2': (0.0, 20.0, True, 'm/s^2'),
-    'max_brake_mps2': (0.0, 20.0, True, 'm/s^2'),
-    'drive_time_constant_s': (0.01, 10.0, False, 's'),
-    'max_steer_rad': (0.0, 1.2, True, 'rad'),
-    'steer_rate_radps': (0.0, 10.0, True, 'rad/s'),
-    'cornering_stiffness_front_npr': (0.0, 1e7, True, 'N/rad'),
-    'cornering_stiffness_rear_npr': (0.0, 1e7, True, 'N/rad'),
-    'friction_mu': (0.0, 2.0, True, ''),
-    'rolling_resistance': (0.0, 0.5, False, ''),
-    'drag_area_m2': (0.0, 50.0, False, 'm^2'),
-    'com_x_m': (-10.0, 10.0, False, 'm'),
-    'com_y_m': (-2.0, 2.0, False, 'm'),
-    'com_z_m': (-5.0, 5.0, False, 'm'),
-    'speed_kp_per_s': (0.0, 20.0, True, '1/s'),
-    'speed_ki_per_s2': (0.0, 20.0, False, '1/s^2'),
-    'kinematic_below_mps': (0.2, 10.0, False, 'm/s'),
-    'dynamic_above_mps': (0.4, 20.0, False, 'm/s'),
-}
-_OPTIONAL = {name: VehicleParams._field_defaults[name] for name in VehicleParams._field_defaults}
 _TOP = 'vehicle'
-# field -> its Key (named vehicle.<field>; the default of an optional field)
-VEHICLE_KEYS = {name: Key(f'{_TOP}.{name}', 'float', _OPTIONAL.get(name),
-                          'A field of a vehicle file.', unit, low=low, high=high,
-                          low_open=low_open)
-                for name, (low, high, low_open, unit) in _RANGES.items()}
+_OPTIONAL = VehicleParams._field_defaults
+
+
+def _field(name, low, high, unit, description, low_open=False):
+    """A field of the vehicle file (named vehicle.<field>; the default of an optional one)."""
+    return Key(f'{_TOP}.{name}', 'float', _OPTIONAL.get(name), description, unit, low=low,
+               high=high, low_open=low_open)
+
+
+# The fields of VehicleParams, in its order, each with its allowed range.
+_FIELD_KEYS = (
+    _field('mass_kg', 10.0, 1e5, 'kg', 'Operating mass.'),
+    _field('ixx_kgm2', 0.0, 1e7, 'kg m^2', 'Roll inertia about the centre of mass.', low_open=True),
+    _field('iyy_kgm2', 0.0, 1e7, 'kg m^2', 'Pitch inertia about the centre of mass.',
+           low_open=True),
+    _field('izz_kgm2', 0.0, 1e7, 'kg m^2', 'Yaw inertia about the centre of mass.', low_open=True),
+    _field('wheelbase_m', 0.2, 10.0, 'm', 'Distance from the rear to the front axle.'),
+    _field('track_m', 0.2, 5.0, 'm', 'Distance between the left and right wheel centres.'),
+    _field('cog_height_m', 0.05, 5.0, 'm', 'Height of the chassis origin above the ground.'),
+    _field('wheel_radius_m', 0.05, 2.0, 'm', 'Rolling radius of the wheels.'),
+    _field('max_speed_mps', 0.1, 60.0, 'm/s', 'Largest forward speed command.'),
+    _field('max_reverse_speed_mps', 0.0, 30.0, 'm/s', 'Largest reverse speed command.'),
+    _field('max_accel_mps2', 0.0, 20.0, 'm/s^2', 'Drive force limit over the mass.', low_open=True),
+    _field('max_brake_mps2', 0.0, 20.0, 'm/s^2', 'Brake force limit over the mass.', low_open=True),
+    _field('drive_time_constant_s', 0.01, 10.0, 's', 'Lag of the drive and brake force.'),
+    _field('max_steer_rad', 0.0, 1.2, 'rad', 'Largest road-wheel angle.', low_open=True),
+    _field('steer_rate_radps', 0.0, 10.0, 'rad/s', 'Largest road-wheel angle rate.',
+           low_open=True),
+    _field('cornering_stiffness_front_npr', 0.0, 1e7, 'N/rad',
+           'Cornering stiffness of the front axle.', low_open=True),
+    _field('cornering_stiffness_rear_npr', 0.0, 1e7, 'N/rad',
+           'Cornering stiffness of the rear axle.', low_open=True),
+    _field('friction_mu', 0.0, 2.0, '', 'Tyre-ground friction coefficient.', low_open=True),
+    _field('rolling_resistance', 0.0, 0.5, '', 'Rolling resistance over the normal load.'),
+    _field('drag_area_m2', 0.0, 50.0, 'm^2', 'Drag coefficient times frontal area.'),
+    _field('com_x_m', -10.0, 10.0, 'm', 'Centre of mass ahead of the chassis origin.'),
+    _field('com_y_m', -2.0, 2.0, 'm', 'Centre of mass left of the chassis origin.'),
+    _field('com_z_m', -5.0, 5.0, 'm', 'Centre of mass above the chassis origin.'),
+    _field('speed_kp_per_s', 0.0, 20.0, '1/s', 'Speed controller: acceleration per m/s of '
+           'speed error.', low_open=True),
+    _field('speed_ki_per_s2', 0.0, 20.0, '1/s^2', 'Speed controller: acceleration per m of '
+           'summed speed error.'),
+    _field('kinematic_below_mps', 0.2, 10.0, 'm/s', 'Below this speed the motion is purely '
+           'kinematic.'),
+    _field('dynamic_above_mps', 0.4, 20.0, 'm/s', 'Above this speed the tyre forces alone '
+           'move the vehicle (blended in between).'),
+)
+# field -> its Key
+VEHICLE_KEYS = {k.name.split('.', 1)[1]: k for k in _FIELD_KEYS}
 assert tuple(VEHICLE_KEYS) == VEHICLE_FIELDS
+# The file's optional label.
+_NAME = Key(f'{_TOP}.name', 'str', None, 'The label of the vehicle.', pattern=NON_BLANK,
+            pattern_words='a non-empty string')
 
 
 def vehicles_dir() -> Path:
@@ -84,28 +99,18 @@ def vehicle_from_tree(tree, source='<vehicle>') -> VehicleParams:
     """A checked :class:`VehicleParams` from the parsed content of a vehicle file."""
     if not isinstance(tree, dict) or _TOP not in tree:
         raise ConfigError(f'{source}: expected a mapping with the key "{_TOP}" at the top')
-    for name in tree:
-        if name != _TOP:
-            raise ConfigError(f'unknown key {name!r} (in {source}); only "{_TOP}" at the top')
-    body = tree[_TOP]
-    if not isinstance(body, dict):
-        raise ConfigError(f'{_TOP} (in {source}): expected a mapping of parameters')
+    check_keys(tree, (_TOP,), '', source)
+    body = check_keys(tree[_TOP], ('name',) + VEHICLE_FIELDS, _TOP, source)
     values = {}
     for name, value in body.items():
         if name == 'name':
-            if not isinstance(value, str) or not value.strip():
-                raise _fail('name', value, 'expected a name', 'a non-empty string', source)
-            continue
-        if name not in VEHICLE_KEYS:
-            close = difflib.get_close_matches(str(name), VEHICLE_FIELDS, n=1, cutoff=0.6)
-            hint = f"; did you mean '{_TOP}.{close[0]}'?" if close else ''
-            raise ConfigError(f"unknown key '{_TOP}.{name}' (in {source}){hint}")
-        values[name] = check(VEHICLE_KEYS[name], value, source)
+            check(_NAME, value, source)
+        else:
+            values[name] = check(VEHICLE_KEYS[name], value, source)
     for name in VEHICLE_FIELDS:
         if name not in values:
             if name not in _OPTIONAL:
-                raise ConfigError(f'{_TOP}.{name} is missing (in {source}); '
-                                  f'allowed: {VEHICLE_KEYS[name].allowed()}')
+                raise missing(VEHICLE_KEYS[name], source)
             values[name] = float(_OPTIONAL[name])
     # relations between fields
     L = values['wheelbase_m']

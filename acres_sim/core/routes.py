@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import chassis_in_base_footprint
 from acres_sim.core.pursuit import (
     FP_BF_X, FP_BF_Z, FP_DECEL, FP_END_DIR_X, FP_END_DIR_Y, FP_END_S, FP_HOLD_STEPS,
@@ -295,7 +296,8 @@ class RouteFollower:
         self.lookahead_min_m = float(lookahead_min_m if lookahead_min_m is not None
                                      else max(3.0, 1.5 * params.wheelbase_m))
         self.lookahead_max_m = float(lookahead_max_m)
-        self.lateral_accel = min(float(lateral_accel_mps2), 0.5 * params.friction_mu * 9.80665)
+        self.lateral_accel = min(float(lateral_accel_mps2), 0.5 * params.friction_mu
+                                 * STANDARD_GRAVITY_MPS2)
         self.decel = float(decel_mps2 if decel_mps2 is not None
                            else min(1.0, 0.5 * params.max_brake_mps2))
         self.preview_s = float(preview_s)
