@@ -6,7 +6,10 @@ message order.  A change of the models that is meant to change the output
 changes these digests: check the change, then pin the new ones.  The Maxxum
 pair was pinned again when --agents began to place its copies apart: agent 1
 now spawns 9.6 m (a Maxxum length and 5 m) along the route from agent 0, and
-that is the only difference from the per-step recorder's output."""
+that is the only difference from the per-step recorder's output.  It was
+pinned again when the agents' folders took their vehicles' names (agent0/,
+agent1/ instead of agent_0/, agent_1/): with the old names the rows and the
+bag give the previous digest, each vehicle now in a simulation of its own."""
 
 import hashlib
 import json
@@ -16,8 +19,8 @@ import pytest
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_typestore
 
-from acres_sim.config import load_config
 from acres_sim.record.runner import RecordRequest, record
+from acres_sim.rig import RigOptions
 
 
 def recording_digest(out):
@@ -38,11 +41,11 @@ def recording_digest(out):
 @pytest.mark.parametrize('rig, seconds, agents, overrides, digest', [
     ('polaris', 12.0, 1, {}, 'cf0f23b6bbc7ee1c2c585a8522b90a39bf7001d264f5bcbc65f626f57eecd60f'),
     ('maxxum', 5.0, 2, {'seed': 7},
-     'f3ed40454c5f8290ef7dedca5c850b4566e562cfa2234771324932253154e442'),
+     'bf10a87f9e2c4b3a5fac16e74dd2f3be8878804b16ba3ad39c44acdf8cf02a75'),
 ])
 def test_recording_equals_the_per_step_recorder(tmp_path, rig, seconds, agents, overrides,
                                                  digest):
     out = tmp_path / rig
-    record(RecordRequest(load_config(rig=rig, overrides=overrides), rig, seconds, out,
-                         agents=agents, progress=False))
+    record(RecordRequest(rig, out, RigOptions(duration_s=seconds, agents=agents,
+                                              overrides=overrides), progress=False))
     assert recording_digest(out) == digest

@@ -52,7 +52,11 @@ def test_files_and_their_keys(polaris):
     assert {'fix', 'imu', 'velocity', 'position_enu_m', 'odom', 'truth'} <= set(ins[0])
     episode = json.loads((polaris / 'episode.json').read_text())
     assert episode['cut_short'] is False and episode['seed'] == 42
-    assert len(episode['imu_bias_flu'][0]['accel_mps2']) == 3
+    biases = episode['imu_bias_flu']         # the spec's two vectors of the one vehicle
+    assert set(biases) == {'accel_mps2', 'gyro_radps'}
+    assert len(biases['accel_mps2']) == len(biases['gyro_radps']) == 3
+    assert episode['vehicles'][0]['imu_bias_flu'] == biases
+    assert episode['vehicles'][0]['folder'] == '.'
     assert (polaris / 'report.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
@@ -96,7 +100,7 @@ def test_identical_seeds_give_identical_files(polaris, tmp_path_factory):
 
 def test_agents_get_their_own_files_topics_and_noise(tmp_path_factory):
     out = recorded(tmp_path_factory, 'two', '--agents', '2', '--rig', 'maxxum')
-    first, second = rows(out / 'agent_0' / 'ins.jsonl'), rows(out / 'agent_1' / 'ins.jsonl')
+    first, second = rows(out / 'agent0' / 'ins.jsonl'), rows(out / 'agent1' / 'ins.jsonl')
     assert len(first) == len(second)
     assert first[-1]['position_enu_m'] != second[-1]['position_enu_m']   # own INS noise
     with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
@@ -178,9 +182,9 @@ def test_sensors_off_and_a_reused_folder(tmp_path_factory, polaris):
     assert main(['record', '--duration', '3', '--out', str(out), '--no-progress', '--no-ins',
                  '--agents', '2']) == 0
     assert not (out / 'ins.jsonl').exists() and not (out / 'gnss.jsonl').exists()
-    truth = rows(out / 'agent_1' / 'truth.jsonl')
+    truth = rows(out / 'agent1' / 'truth.jsonl')
     assert len(truth) == 301 and 'ins_point' not in truth[0]
-    assert not (out / 'agent_1' / 'ins.jsonl').exists()
+    assert not (out / 'agent1' / 'ins.jsonl').exists()
 
 
 @pytest.mark.parametrize('delay, duration', [('0', '2.5'), ('2.5', '4.05'), ('0.05', '3.3')])
@@ -224,7 +228,7 @@ def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
     monkeypatch.setattr(runner._Thinned.__init__, '__defaults__', (50,))
     out = tmp_path / 'long'
     assert main(['record', '--duration', '8', '--out', str(out), '--no-progress']) == 0
-    summary = json.loads((out / 'episode.json').read_text())['summary'][0]
+    summary = json.loads((out / 'episode.json').read_text())['summary']
     gnss, ins = rows(out / 'gnss.jsonl'), rows(out / 'ins.jsonl')
     delivered = [r for r in gnss if r['delivery_time_s'] is not None]
     assert summary['ins']['epochs'] == sum(r['delivery_time_s'] is not None for r in ins)
@@ -232,3 +236,4 @@ def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
     assert summary['gnss']['fix_epochs']['no_fix'] == sum(r['fix_type'] == 'no_fix'
                                                           for r in delivered)
     assert summary['truth']['samples'] == 8 * 100 + 1
+    assert summary['duration_s'] == 8.0           # the first and last row, not thinned ones
