@@ -8,8 +8,8 @@ into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.
 :func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
 delay line until their delivery step (:class:`acres_sim.core.schedule.DelayLine`),
 writing them then with the scheduler's times.  On close (or end-of-file: the
-parent died) the rows still waiting are written with delivery null and the
-files closed, whole lines only.  When the parent died, the child also cuts a
+parent died) the files are closed, whole lines only; the rows still waiting
+are not written, as the spec's Drain never releases a row before its time.  When the parent died, the child also cuts a
 partial last line off the parent's own jsonl files (``tidy``: a SIGKILL can
 land inside a write of several pages, and nothing else survives to do it).
 Start-up and signals as every writer process (:mod:`acres_sim.record.child`);
@@ -82,17 +82,14 @@ class _Agent:
                 file.flush()
 
     def close(self):
-        """Rows never delivered (delivery null), then the files; each whatever
-        happens to the other."""
-        try:      # flush() empties the line: a second close (after an error) writes nothing
-            for release in self.line.flush():
-                self.ins.write(timed_row(release.item, release.sample_step, None, self.delay_s))
+        """Close the files, each whatever happens to the other; the rows still
+        in the delay line are dropped (spec, "Emit / Drain": their time has
+        not come when the run ends)."""
+        try:
+            if self.ins is not None:
+                self.ins.close()
         finally:
-            try:
-                if self.ins is not None:
-                    self.ins.close()
-            finally:
-                self.truth.close()
+            self.truth.close()
 
 
 def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):

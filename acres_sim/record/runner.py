@@ -9,7 +9,8 @@ this module turns each block's arrays into files.  Per sensor sample: the row
 enters its channel's delay line and is delivered at the first step whose
 time reaches t_sample + delay_s (the spec's Emit/Drain, drained a block at a
 time, :mod:`acres_sim.pipeline.channels`), and written then with its sample,
-available and delivery times.  The INS topics go into the bag at the sample
+available and delivery times; a sample whose delivery would come after the
+last step of the run is never written (Drain has not released it).  The INS topics go into the bag at the sample
 time, as the sensor stream sends them without latency; the GNSS receiver and
 IMU topics at delivery, stamped with the sample time, as their nodes publish
 them.  Within a block the bag gets its messages in time order (at one time:
@@ -390,14 +391,9 @@ class _Recording:
         last whole line (a writer process killed in the middle of a write)."""
         errors = []
         for agent in self.agents:
-            for name, channel in agent.vehicle.channels.items():
-                waiting = channel.flush()         # never delivered: delivery null
-                if name != 'ins' and self.failure is None:   # INS rows: the row writer's
-                    try:
-                        for delivery in waiting:
-                            agent.files[name].write(delivery.row)
-                    except OSError as err:
-                        errors.append(err)
+            # The rows still in the delay lines are not written: their time never
+            # came (spec, "Emit / Drain": Drain delivers only rows whose delivery
+            # time has passed), as the live nodes never publish them.
             for file in agent.files.values():
                 try:
                     file.close()
