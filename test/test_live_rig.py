@@ -157,6 +157,41 @@ def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_record
     assert fixes[0].longitude != fixes[1].longitude
 
 
+MIXED_VEHICLES = {'polaris': 'polaris', 'maxxum1': 'maxxum', 'maxxum2': 'maxxum'}
+
+
+def test_the_mixed_rig_live_equals_the_headless_recorder(ros_context, ros_child, tmp_path):
+    """The mixed rig (a Polaris and two Maxxums, each in a simulation of its
+    own with its own rates and mounts): ``up --rig mixed`` and ``record
+    --rig mixed`` give the same bytes vehicle by vehicle, every sensor output
+    and INS topic, /tf and /clock."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import NavSatFix
+
+    shared = ('/clock', '/tf', '/tf_static', '/diagnostics')
+    topics = {t: POLARIS_TOPICS[t] for t in shared}
+    for ns, model in MIXED_VEHICLES.items():
+        own = POLARIS_TOPICS if model == 'polaris' else MAXXUM_TOPICS
+        topics.update({f'/{ns}{t}': m for t, m in own.items()
+                       if t not in shared and t != '/sim/truth'})
+    seconds = 8
+    live, bag = run_live_and_headless(ros_child, tmp_path, topics, seconds, ('--rig', 'mixed'),
+                                      {'rig': 'mixed'})
+    receivers = [f'{ns}/gnss_receiver' for ns in MIXED_VEHICLES]
+    for messages in (live, bag):       # /diagnostics from three nodes: each one's in order
+        diagnostics = messages.pop('/diagnostics')
+        for name in receivers:
+            messages[name] = statuses_of(diagnostics, name)
+    topics.update({name: 'diagnostic_msgs/msg/DiagnosticArray' for name in receivers})
+    assert_same_messages(live, bag, topics)
+    assert len(bag['/clock']) == seconds * 120 + 1
+    assert all(bag[name] for name in receivers)
+    fixes = [deserialize_message(bag[f'/{ns}/gnss_receiver/fix'][-1], NavSatFix)
+             for ns in ('maxxum1', 'maxxum2')]             # in the open: a fix each
+    assert all(fix.status.status >= 0 for fix in fixes)
+    assert fixes[0].longitude != fixes[1].longitude
+
+
 def statuses_of(messages, name):
     """The GNSS receiver statuses called ``name`` of /diagnostics messages."""
     from diagnostic_msgs.msg import DiagnosticArray
