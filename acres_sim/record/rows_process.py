@@ -9,7 +9,8 @@ into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.
 delay line until their delivery step (:class:`acres_sim.core.schedule.DelayLine`),
 writing them then with the scheduler's times.  On close (or end-of-file: the
 parent died) the files are closed, whole lines only; the rows still waiting
-are not written, as the spec's Drain never releases a row before its time.  When the parent died, the child also cuts a
+are not written, as the spec's Drain never releases a row before its time.
+When the parent died, the child also cuts a
 partial last line off the parent's own jsonl files (``tidy``: a SIGKILL can
 land inside a write of several pages, and nothing else survives to do it).
 Start-up and signals as every writer process (:mod:`acres_sim.record.child`);
@@ -94,7 +95,8 @@ class _Agent:
 
 def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
-    per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files to end on a whole line if it dies;
+    per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
+    to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
     ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``, ``('close',)``.  Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()

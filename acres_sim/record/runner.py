@@ -1,8 +1,14 @@
 """The headless recorder: physics, INS, IMU and GNSS in one process, no
 middleware, writing the spec's rows, a rosbag2 of the rig's topics and a report.
 
-The vehicles, their models and their channels are the pipeline's
-(:func:`acres_sim.pipeline.vehicle.build_vehicle`), as in the live nodes.
+The run is a rig or scenario with the options of ``acres-sim up``, resolved
+by :func:`acres_sim.rig.resolve_run` as for the live rig; the vehicles,
+their models and their channels are the pipeline's
+(:func:`acres_sim.pipeline.vehicle.build_vehicle`), as in the live nodes,
+each vehicle in a simulation of its own (its rates and lever arms its own,
+as in the sim node).  One vehicle writes its files at the top of the output
+folder; a fleet one folder per vehicle, named by it, beside one bag, one
+report (a page per vehicle) and one ``episode.json``.
 The models run at 120 Hz (t = k / 120 from the integer step k) in the block
 kernel of :mod:`acres_sim.core.block`, one second of simulated time per call;
 this module turns each block's arrays into files.  Per sensor sample: the row
@@ -10,8 +16,9 @@ enters its channel's delay line and is delivered at the first step whose
 time reaches t_sample + delay_s (the spec's Emit/Drain, drained a block at a
 time, :mod:`acres_sim.pipeline.channels`), and written then with its sample,
 available and delivery times; a sample whose delivery would come after the
-last step of the run is never written (Drain has not released it).  The INS topics go into the bag at the sample
-time, as the sensor stream sends them without latency; the GNSS receiver and
+last step of the run is never written (Drain has not released it).  The INS
+topics go into the bag at the sample time, as the sensor stream sends them
+without latency; the GNSS receiver and
 IMU topics at delivery, stamped with the sample time, as their nodes publish
 them.  Within a block the bag gets its messages in time order (at one time:
 /clock, then each agent's INS topics, then its deliveries), the high-rate
