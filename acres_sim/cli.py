@@ -92,24 +92,20 @@ def _record(args, stop):
     from acres_sim.record.child import WriterProcessError
     from acres_sim.record.output import OutputError
     from acres_sim.record.runner import RecordingFailed, RecordingStopped, RecordRequest, record
-    from acres_sim.rig import MAX_AGENTS
+    from acres_sim.rig import RigOptions, rig_config_notice
 
-    if args.rig == 'none':
-        raise UsageError('record needs a rig: --rig polaris or --rig maxxum')
-    if not 0.0 < args.duration <= MAX_DURATION_S:
-        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= {MAX_DURATION_S:g} '
-                         '(a week)')
-    if not 1 <= args.agents <= MAX_AGENTS:
-        raise UsageError(f'--agents {args.agents}: allowed 1 to {MAX_AGENTS}')
-    config = config_from_args(args)
-    _print_notice(packaged_notice(args.opt_config, config))
+    _check_duration(args.duration)
+    options = RigOptions(agents=args.agents, route=args.route, laps=args.laps,
+                         repeat=args.repeat or None, scene=args.scene,
+                         duration_s=args.duration, overrides=overrides_from_args(args),
+                         add_outages=tuple(args.opt_outages), config_file=args.opt_config,
+                         site_file=args.opt_site)
+    _print_notice(rig_config_notice(args.rig, options))
     progress = not args.no_progress and sys.stderr.isatty()
     out = Path(args.out)
     try:
-        episode, summary = record(RecordRequest(config, args.rig, args.duration, out,
-                                                args.agents, args.route, args.scene, progress,
-                                                laps=args.laps or 0, repeat=args.repeat),
-                                  stop)
+        episode, summary = record(RecordRequest(args.rig, out, options, progress,
+                                                parked=args.parked), stop)
     except RecordingStopped as err:
         print(f'acres-sim: {err}', file=sys.stderr)
         return stop.exit_status
@@ -129,6 +125,12 @@ def _record(args, stop):
     print(f'{episode["simulated_s"]:g} s simulated{note} at '
           f'{episode["real_time_factor"]:.1f}x real time; in {out}/: {" ".join(written)}')
     return stop.exit_status if episode['cut_short'] else 0      # 130 Ctrl-C, 143 SIGTERM
+
+
+def _check_duration(duration):
+    if duration is not None and not 0.0 < duration <= MAX_DURATION_S:
+        raise UsageError(f'--duration {duration:g}: allowed 0 < S <= {MAX_DURATION_S:g} '
+                         '(a week)')
 
 
 def _print_notice(notice):
@@ -159,9 +161,7 @@ def cmd_up(args):
     from acres_sim.rig import RigOptions, rig_config_notice, rig_nodes
     from acres_sim.up import run_nodes
 
-    if args.duration is not None and not 0.0 < args.duration <= MAX_DURATION_S:
-        raise UsageError(f'--duration {args.duration:g}: allowed 0 < S <= {MAX_DURATION_S:g} '
-                         '(a week)')
+    _check_duration(args.duration)
     sim = {}
     if args.cmd_vel_type:
         sim['cmd_vel.type'] = args.cmd_vel_type
@@ -419,20 +419,25 @@ def build_parser():
     docs.set_defaults(run=cmd_config_docs)
 
     rec = commands.add_parser('record', help='record a run headless: rows, a rosbag2, a report')
-    rec.add_argument('--duration', type=float, default=120.0, metavar='S',
-                     help='simulated seconds (default %(default)s)')
+    _add_rig(rec)
+    rec.add_argument('--duration', type=float, metavar='S',
+                     help="simulated seconds (default: the scenario's, else 120)")
     rec.add_argument('--out', default='runs/latest', metavar='DIR',
                      help='output folder: new, empty or a previous recording, which is '
                           'replaced (default %(default)s)')
-    rec.add_argument('--agents', type=int, default=1, metavar='N',
-                     help='vehicles of the rig, agent k with its own seeds (default 1)')
+    rec.add_argument('--agents', type=int, metavar='N',
+                     help='N copies of the vehicle of a one-vehicle rig (agent k in namespace '
+                          'agent<k> and folder agent<k>/, with its own seeds)')
     rec.add_argument('--route', metavar='NAME|FILE',
-                     help='route: acre_demo, loop, figure8, field or a route file '
-                          '(default: acre_demo for the Polaris, field for the Maxxum)')
+                     help='route of every vehicle: acre_demo, loop, figure8, field, north_field, '
+                          'west_field or a route file (default: the scenario\'s)')
     _add_laps(rec)
-    rec.add_argument('--scene', metavar='FILE', help='obstacle scene (default: the ACRE farmstead)')
+    rec.add_argument('--scene', metavar='FILE',
+                     help="obstacle scene (default: the scenario's, else the ACRE farmstead)")
+    rec.add_argument('--parked', action='store_true',
+                     help='no route follower: the vehicles stay where they spawn')
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
-    add_config_arguments(rec)
+    add_config_arguments(rec, vehicle_choice=False)
     rec.set_defaults(run=cmd_record)
 
     bag = commands.add_parser('bag', help='work on a recorded bag')
@@ -444,9 +449,7 @@ def build_parser():
 
     up = commands.add_parser('up', help='run the live ROS 2 rig: the sim, GNSS and IMU nodes '
                                         '(Ctrl-C stops them)')
-    up.add_argument('--rig', default='polaris', metavar='NAME|FILE',
-                    help='a packaged rig or scenario (polaris, maxxum, mixed, fleet), or a rig '
-                         'or scenario file (default %(default)s)')
+    _add_rig(up)
     up.add_argument('--duration', type=float, metavar='S',
                     help='simulated seconds, then stop (default: run until Ctrl-C)')
     up.add_argument('--rtf', type=float, metavar='F',
@@ -517,6 +520,12 @@ def build_parser():
         add_config_arguments(sub)
         sub.set_defaults(run=cmd_geo)
     return parser
+
+
+def _add_rig(parser):
+    parser.add_argument('--rig', default='polaris', metavar='NAME|FILE',
+                        help='a packaged rig or scenario (polaris, maxxum, mixed, fleet), or a '
+                             'rig or scenario file (default %(default)s)')
 
 
 def _add_laps(parser):

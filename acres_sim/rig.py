@@ -37,9 +37,9 @@ from acres_sim.config.schema import KEYS, key
 from acres_sim.config.validate import ConfigError, check
 from acres_sim.network import network_environment
 
-__all__ = ['KILL_GRACE_S', 'MAX_AGENTS', 'NodeSpec', 'RigOptions', 'STOP_GRACE_S',
-           'agent_parameters', 'check_namespace', 'rig_config_notice', 'rig_names', 'rig_nodes',
-           'ros_parameter_value']
+__all__ = ['KILL_GRACE_S', 'MAX_AGENTS', 'NodeSpec', 'RigOptions', 'RigRun', 'STOP_GRACE_S',
+           'agent_parameters', 'check_namespace', 'resolve_run', 'rig_config_notice', 'rig_names',
+           'rig_nodes', 'ros_parameter_value']
 
 # How a node is stopped, by acres-sim up and by launch: SIGINT, then SIGTERM
 # after STOP_GRACE_S, then SIGKILL after KILL_GRACE_S.  A node needs at most 2 s
@@ -183,13 +183,34 @@ def _resolved(rig, options):
                             options.repeat)
 
 
+@dataclass(frozen=True)
+class RigRun:
+    """A scenario with the options of one run, resolved once for both drivers:
+    its placed vehicles, each one's checked configuration, and the sim node's
+    own values (``scene``, ``duration_s``, ``rtf`` and the rest)."""
+
+    scenario: Scenario
+    configs: tuple
+    sim_values: dict
+
+
+def resolve_run(rig, options: RigOptions = RigOptions()) -> RigRun:
+    """``rig`` (a Scenario, a packaged rig or scenario name, or a file) with
+    ``options``: what :func:`rig_nodes` starts and what the recorder records."""
+    scenario = _resolved(rig, options)
+    sim_values = _sim_values(scenario, options)
+    configs = tuple(agent_config(vehicle, options, scenario) for vehicle in scenario.vehicles)
+    _check_one_world(scenario, configs)
+    return RigRun(scenario, configs, sim_values)
+
+
 def rig_nodes(rig, options: RigOptions = RigOptions()):
     """The nodes of ``rig`` (a Scenario, or a packaged rig or scenario name, or
     a file) with ``options``: the sim node first, then per vehicle its GNSS
     and IMU nodes."""
-    scenario = _resolved(rig, options)
+    run = resolve_run(rig, options)
+    scenario, sim_values = run.scenario, run.sim_values
     namespace = check_namespace(options.namespace)
-    sim_values = _sim_values(scenario, options)
     depth = FAST_OUTPUT_DEPTH if sim_values['rtf'] == 0.0 else OUTPUT_DEPTH.default
     if not isinstance(options.use_sim_time, bool):
         raise ConfigError(f'use_sim_time = {options.use_sim_time!r}: allowed true or false')
@@ -198,9 +219,7 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     sim = {**sim_values, **common, 'use_sim_time': False,
            'agents.names': [v.name for v in scenario.vehicles]}
     sensors = []
-    configs = [agent_config(vehicle, options, scenario) for vehicle in scenario.vehicles]
-    _check_one_world(scenario, configs)
-    for vehicle, config in zip(scenario.vehicles, configs):
+    for vehicle, config in zip(scenario.vehicles, run.configs):
         prefix = f'agents.{vehicle.name}.'
         sim.update({prefix + name: value for name, value in node_parameters(vehicle).items()})
         sim.update(agent_parameters(config, prefix))

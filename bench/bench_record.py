@@ -32,6 +32,7 @@ from acres_sim.config import load_config
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
 from acres_sim.record.runner import RecordRequest, record
+from acres_sim.rig import RigOptions
 
 
 def models_only(seconds, route_name):
@@ -76,8 +77,8 @@ def whole_recorder(seconds, route_name):
     watcher.start()
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
-        episode = record(RecordRequest(load_config(rig='polaris'), 'polaris', seconds,
-                                       Path(folder), route=route_name, progress=False))[0]
+        episode = record(RecordRequest('polaris', Path(folder), RigOptions(
+            duration_s=seconds, route=route_name), progress=False))[0]
         wall = time.perf_counter() - start
     done.set()
     watcher.join()

@@ -90,11 +90,12 @@ def assert_same_messages(live, bag, types):
 
 def run_live_and_headless(ros_child, tmp_path, topics, seconds, up, request):
     """The rig of ``up`` (acres-sim up arguments) at rtf 0 for ``seconds``, every
-    topic of ``topics`` probed, and the recording of ``request`` (RecordRequest
-    arguments): (live messages, bag messages) by topic."""
+    topic of ``topics`` probed, and the recording of ``request`` (``rig`` and
+    RigOptions ``options``): (live messages, bag messages) by topic."""
     import rclpy
 
     from acres_sim.record.runner import RecordRequest, record
+    from acres_sim.rig import RigOptions
 
     node = rclpy.create_node('live_equals_headless_probe')
     # The sensor nodes' topics first: the sim starts once every one of its own
@@ -109,18 +110,17 @@ def run_live_and_headless(ros_child, tmp_path, topics, seconds, up, request):
               transient={'/tf_static'})
     code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
     assert code == 0, output
-    record(RecordRequest(**request, duration_s=float(seconds), out=tmp_path / 'rec',
-                         progress=False))
+    record(RecordRequest(request['rig'], tmp_path / 'rec',
+                         RigOptions(**{**request.get('options', {}),
+                                       'duration_s': float(seconds)}), progress=False))
     return dict(probe.got), bag_messages(tmp_path / 'rec')
 
 
 def test_live_rig_equals_the_headless_recorder(ros_context, ros_child, tmp_path):
-    from acres_sim.config import load_config
-
     seconds = 60
     live, bag = run_live_and_headless(
         ros_child, tmp_path, POLARIS_TOPICS, seconds, ('--rig', 'polaris'),
-        {'config': load_config(rig='polaris'), 'rig': 'polaris'})
+        {'rig': 'polaris'})
     live['/diagnostics'] = receiver_statuses(live['/diagnostics'])
     assert_same_messages(live, bag, POLARIS_TOPICS)
     assert len(bag['/clock']) == seconds * 120 + 1
@@ -131,8 +131,6 @@ def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_record
         ros_context, ros_child, tmp_path):
     """--agents 2 (the second one a vehicle length and more ahead on the route)
     and --scene FILE: live and headless, the same bytes vehicle by vehicle."""
-    from acres_sim.config import load_config
-
     scene = tmp_path / 'open_field.yaml'
     scene.write_text('scene: {name: open_field}\n')      # no garage: a fix from the start
     topics = dict(POLARIS_TOPICS)
@@ -141,8 +139,7 @@ def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_record
     live, bag = run_live_and_headless(
         ros_child, tmp_path, topics, 12, ('--rig', 'polaris', '--agents', '2', '--scene',
                                           str(scene)),
-        {'config': load_config(rig='polaris'), 'rig': 'polaris', 'agents': 2,
-         'scene': str(scene)})
+        {'rig': 'polaris', 'options': {'agents': 2, 'scene': str(scene)}})
     receivers = ('gnss_receiver', 'agent1/gnss_receiver')
     for messages in (live, bag):       # /diagnostics from two nodes: each one's in order
         diagnostics = messages.pop('/diagnostics')
@@ -157,6 +154,41 @@ def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_record
     fixes = [deserialize_message(bag[t][-1], NavSatFix) for t in
              ('/gnss_receiver/fix', '/agent1/gnss_receiver/fix')]
     assert all(fix.status.status >= 0 for fix in fixes)             # open sky: a fix
+    assert fixes[0].longitude != fixes[1].longitude
+
+
+MIXED_VEHICLES = {'polaris': 'polaris', 'maxxum1': 'maxxum', 'maxxum2': 'maxxum'}
+
+
+def test_the_mixed_rig_live_equals_the_headless_recorder(ros_context, ros_child, tmp_path):
+    """The mixed rig (a Polaris and two Maxxums, each in a simulation of its
+    own with its own rates and mounts): ``up --rig mixed`` and ``record
+    --rig mixed`` give the same bytes vehicle by vehicle, every sensor output
+    and INS topic, /tf and /clock."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import NavSatFix
+
+    shared = ('/clock', '/tf', '/tf_static', '/diagnostics')
+    topics = {t: POLARIS_TOPICS[t] for t in shared}
+    for ns, model in MIXED_VEHICLES.items():
+        own = POLARIS_TOPICS if model == 'polaris' else MAXXUM_TOPICS
+        topics.update({f'/{ns}{t}': m for t, m in own.items()
+                       if t not in shared and t != '/sim/truth'})
+    seconds = 8
+    live, bag = run_live_and_headless(ros_child, tmp_path, topics, seconds, ('--rig', 'mixed'),
+                                      {'rig': 'mixed'})
+    receivers = [f'{ns}/gnss_receiver' for ns in MIXED_VEHICLES]
+    for messages in (live, bag):       # /diagnostics from three nodes: each one's in order
+        diagnostics = messages.pop('/diagnostics')
+        for name in receivers:
+            messages[name] = statuses_of(diagnostics, name)
+    topics.update({name: 'diagnostic_msgs/msg/DiagnosticArray' for name in receivers})
+    assert_same_messages(live, bag, topics)
+    assert len(bag['/clock']) == seconds * 120 + 1
+    assert all(bag[name] for name in receivers)
+    fixes = [deserialize_message(bag[f'/{ns}/gnss_receiver/fix'][-1], NavSatFix)
+             for ns in ('maxxum1', 'maxxum2')]             # in the open: a fix each
+    assert all(fix.status.status >= 0 for fix in fixes)
     assert fixes[0].longitude != fixes[1].longitude
 
 

@@ -128,13 +128,13 @@ def test_a_folder_of_the_user_is_refused_and_left_alone(tmp_path, capsys):
     out = tmp_path / 'mine'
     (out / 'bag').mkdir(parents=True)
     (out / 'bag' / 'notes.txt').write_text('mine')
-    (out / 'agent_0').mkdir()
+    (out / 'agent0').mkdir()
     (out / 'gnss.jsonl').write_text('{"mine": 1}\n')
     assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 2
     line = one_error_line(capsys.readouterr().err)
     assert 'not empty and not an acres_sim recording' in line
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob('*')) == [
-        'agent_0', 'bag', 'bag/notes.txt', 'gnss.jsonl']
+        'agent0', 'bag', 'bag/notes.txt', 'gnss.jsonl']
 
 
 def test_a_previous_recording_is_replaced_and_the_users_files_beside_it_stay(tmp_path,
@@ -145,13 +145,13 @@ def test_a_previous_recording_is_replaced_and_the_users_files_beside_it_stay(tmp
                  '--agents', '2']) == 0
     assert (out / 'notes.txt').read_text() == 'mine'
     assert not (out / 'ins.jsonl').exists()                      # the old recording went
-    assert len(rows(out / 'agent_1' / 'truth.jsonl')) == 101
+    assert len(rows(out / 'agent1' / 'truth.jsonl')) == 101
     (out / 'bag' / 'mine.txt').write_text('mine')                # now in the way: refused
     capsys.readouterr()
     assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 2
     assert 'bag/mine.txt is not a file of the recording' in one_error_line(capsys.readouterr().err)
     assert (out / 'bag' / 'mine.txt').read_text() == 'mine'
-    assert len(rows(out / 'agent_1' / 'truth.jsonl')) == 101     # nothing else touched
+    assert len(rows(out / 'agent1' / 'truth.jsonl')) == 101     # nothing else touched
 
 
 def test_a_start_that_fails_keeps_the_previous_recording(small_disk):

@@ -47,12 +47,20 @@ def test_files_and_their_keys(polaris):
     delivered = [r for r in gnss if r['delivery_time_s'] is not None]
     assert all(r['available_time_s'] == pytest.approx(r['sample_time_s'] + 0.05)
                and r['delivery_time_s'] >= r['available_time_s'] - 1e-9 for r in delivered)
-    assert len(gnss) == 121 and len(ins) == 1201          # 10 Hz and 100 Hz, t = 0 .. 12 s
+    # 10 Hz and 100 Hz, t = 0 .. 12 s; a run that ends writes no row whose time had
+    # not come: not the last 50 ms of samples (the INS epoch at 11.95 s is due at
+    # 12.0 s, one ulp either side)
+    assert all(r['delivery_time_s'] is not None for r in gnss + imu + ins)
+    assert len(gnss) == 120 and len(ins) in (1195, 1196)
     assert imu[0]['sample_time_s'] == pytest.approx(2 / 120)   # the third physics step
     assert {'fix', 'imu', 'velocity', 'position_enu_m', 'odom', 'truth'} <= set(ins[0])
     episode = json.loads((polaris / 'episode.json').read_text())
     assert episode['cut_short'] is False and episode['seed'] == 42
-    assert len(episode['imu_bias_flu'][0]['accel_mps2']) == 3
+    biases = episode['imu_bias_flu']         # the spec's two vectors of the one vehicle
+    assert set(biases) == {'accel_mps2', 'gyro_radps'}
+    assert len(biases['accel_mps2']) == len(biases['gyro_radps']) == 3
+    assert episode['vehicles'][0]['imu_bias_flu'] == biases
+    assert episode['vehicles'][0]['folder'] == '.'
     assert (polaris / 'report.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
@@ -96,7 +104,7 @@ def test_identical_seeds_give_identical_files(polaris, tmp_path_factory):
 
 def test_agents_get_their_own_files_topics_and_noise(tmp_path_factory):
     out = recorded(tmp_path_factory, 'two', '--agents', '2', '--rig', 'maxxum')
-    first, second = rows(out / 'agent_0' / 'ins.jsonl'), rows(out / 'agent_1' / 'ins.jsonl')
+    first, second = rows(out / 'agent0' / 'ins.jsonl'), rows(out / 'agent1' / 'ins.jsonl')
     assert len(first) == len(second)
     assert first[-1]['position_enu_m'] != second[-1]['position_enu_m']   # own INS noise
     with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
@@ -127,11 +135,12 @@ def test_a_signal_mid_run_leaves_valid_files(tmp_path, sig, code):
     episode = json.loads((out / 'episode.json').read_text())
     assert episode['cut_short'] is True and 0 < episode['simulated_s'] < 600
     assert episode['stop_signal'] == sig.name
-    # nothing sampled is lost: the rows still in the delay line end the files,
-    # never delivered (delivery time null), and every INS epoch has its truth row
+    # as at a normal end, the rows still in the delay line (the last 50 ms of
+    # INS epochs) are not written; every INS epoch up to there has its truth row
     ins, truth = rows(out / 'ins.jsonl'), rows(out / 'truth.jsonl')
-    assert len(ins) == len(truth) and ins[-1]['delivery_time_s'] is None
-    assert ins[-1]['sample_time_s'] == truth[-1]['time_s'] <= episode['simulated_s']
+    assert all(r['delivery_time_s'] is not None for r in ins)
+    assert 1 <= len(truth) - len(ins) <= 6 and truth[-1]['time_s'] <= episode['simulated_s']
+    assert [r['sample_time_s'] for r in ins] == [r['time_s'] for r in truth[:len(ins)]]
     with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
         assert sum(1 for _ in reader.messages()) > 0
     assert os.path.getsize(out / 'report.png') > 0
@@ -178,9 +187,9 @@ def test_sensors_off_and_a_reused_folder(tmp_path_factory, polaris):
     assert main(['record', '--duration', '3', '--out', str(out), '--no-progress', '--no-ins',
                  '--agents', '2']) == 0
     assert not (out / 'ins.jsonl').exists() and not (out / 'gnss.jsonl').exists()
-    truth = rows(out / 'agent_1' / 'truth.jsonl')
+    truth = rows(out / 'agent1' / 'truth.jsonl')
     assert len(truth) == 301 and 'ins_point' not in truth[0]
-    assert not (out / 'agent_1' / 'ins.jsonl').exists()
+    assert not (out / 'agent1' / 'ins.jsonl').exists()
 
 
 @pytest.mark.parametrize('delay, duration', [('0', '2.5'), ('2.5', '4.05'), ('0.05', '3.3')])
@@ -188,27 +197,31 @@ def test_delivery_across_blocks_and_a_partial_last_second(tmp_path, delay, durat
     """Each row leaves the delay line at the step the spec's Drain, written
     out here in seconds and run at every step, releases it (also when that is
     a later second of the run than its sample, and in a last second that is
-    not whole); rows still waiting at the end close the files with delivery
-    null; the bag's times never go back."""
+    not whole); rows still waiting at the end are not written (the INS
+    epochs are those of truth.jsonl, so every one is accounted for); the bag's
+    times never go back."""
     from acres_sim.core.schedule import DELAY_TOLERANCE_S
     out = tmp_path / 'run'
     assert main(['record', '--duration', duration, '--delay', delay, '--out', str(out),
                  '--no-progress']) == 0
     steps = round(float(duration) * 120)
+    episode = json.loads((out / 'episode.json').read_text())
+    truth_times = [r['time_s'] for r in rows(out / 'truth.jsonl')]
     for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl'):
         got = rows(out / name)
+        samples = set(truth_times if name == 'ins.jsonl' else [r['sample_time_s'] for r in got])
         waiting, expected = [], {}
-        samples = {r['sample_time_s'] for r in got}
         for k in range(steps + 1):
             t = k / 120
             if t in samples:
                 waiting.append((t, t + float(delay)))
             while waiting and t + DELAY_TOLERANCE_S >= waiting[0][1]:
                 expected[waiting.pop(0)[0]] = t
-        expected.update({t_sample: None for t_sample, _t in waiting})
+        assert [r['sample_time_s'] for r in got] == sorted(expected)
         assert [r['delivery_time_s'] for r in got] == [expected[r['sample_time_s']] for r in got]
-        assert [r['sample_time_s'] for r in got] == sorted(samples)
-    assert rows(out / 'ins.jsonl')[-1]['sample_time_s'] == steps / 120
+        hz = episode['config'][name.split('.')[0] + '.hz']
+        last = got[-1]['sample_time_s']      # the next sample was not due within the run
+        assert last + 1 / hz + float(delay) > steps / 120 + DELAY_TOLERANCE_S - 1e-9
     episode = json.loads((out / 'episode.json').read_text())
     assert episode['simulated_s'] == steps / 120 and episode['stop_signal'] is None
     with open(out / 'bag' / 'bag.mcap', 'rb') as f:
@@ -224,7 +237,7 @@ def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
     monkeypatch.setattr(runner._Thinned.__init__, '__defaults__', (50,))
     out = tmp_path / 'long'
     assert main(['record', '--duration', '8', '--out', str(out), '--no-progress']) == 0
-    summary = json.loads((out / 'episode.json').read_text())['summary'][0]
+    summary = json.loads((out / 'episode.json').read_text())['summary']
     gnss, ins = rows(out / 'gnss.jsonl'), rows(out / 'ins.jsonl')
     delivered = [r for r in gnss if r['delivery_time_s'] is not None]
     assert summary['ins']['epochs'] == sum(r['delivery_time_s'] is not None for r in ins)
@@ -232,3 +245,4 @@ def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
     assert summary['gnss']['fix_epochs']['no_fix'] == sum(r['fix_type'] == 'no_fix'
                                                           for r in delivered)
     assert summary['truth']['samples'] == 8 * 100 + 1
+    assert summary['duration_s'] == 8.0           # the first and last row, not thinned ones

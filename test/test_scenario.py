@@ -278,8 +278,8 @@ def test_a_scenario_record_is_plain_data():
 
 
 def test_the_recorder_places_its_agents_apart_and_parks_them_when_asked(tmp_path):
-    from acres_sim.config import load_config
     from acres_sim.record.runner import RecordRequest, record
+    from acres_sim.rig import RigOptions
 
     def first_and_last(folder):
         rows = [json.loads(line) for line in (folder / 'truth.jsonl').open()]
@@ -287,13 +287,12 @@ def test_the_recorder_places_its_agents_apart_and_parks_them_when_asked(tmp_path
                 np.array(rows[-1]['chassis']['position_enu_m']))
 
     out = tmp_path / 'two'
-    record(RecordRequest(load_config(rig='polaris'), 'polaris', 7.0, out, agents=2,
-                         progress=False))
-    (a0, a1), (b0, b1) = first_and_last(out / 'agent_0'), first_and_last(out / 'agent_1')
+    record(RecordRequest('polaris', out, RigOptions(duration_s=7.0, agents=2), progress=False))
+    (a0, a1), (b0, b1) = first_and_last(out / 'agent0'), first_and_last(out / 'agent1')
     assert b0[:2] == pytest.approx([8.05, 0.0]) and a0[:2] == pytest.approx([0.0, 0.0])
     assert a1[0] > 1.0 and b1[0] > 9.0                      # both drive after the 5 s hold
     out = tmp_path / 'parked'
-    record(RecordRequest(load_config(rig='polaris'), 'polaris', 7.0, out, parked=True,
-                         progress=False))
+    record(RecordRequest('polaris', out, RigOptions(duration_s=7.0), progress=False,
+                         parked=True))
     first, last = first_and_last(out)
     assert np.allclose(first, last, atol=1e-6)

@@ -1,7 +1,8 @@
 """The picture of a recorded run (``report.png``) and its summary table.
 
-:func:`write_report` draws, with matplotlib's Agg canvas (no display, no
-pyplot state):
+:func:`write_pages` draws, with matplotlib's Agg canvas (no display, no
+pyplot state), one page per vehicle of the run, one below the other
+(:func:`write_report`: one vehicle's):
 
 * the trajectory over the scene (buildings, grain bins, tree crowns), the
   GNSS positions coloured by fix state, the INS positions and the truth;
@@ -20,10 +21,12 @@ time axis).  Truth rows are dicts with ``position_enu_m`` (or ``p``) or
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ['FIX_COLORS', 'FIX_STATES', 'format_summary', 'summary_table', 'write_report']
+__all__ = ['FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
+           'write_pages', 'write_report']
 
 #: Fix states from best to worst, and their colours in every panel.
 FIX_STATES = ('rtk_fixed', 'rtk_float', 'dgps', 'single', 'no_fix')
@@ -327,36 +330,56 @@ def _error_panel(ax, t, err, sigma, title, is_time, fix=None, log_span=False):
         ax.legend(loc='upper right', fontsize=8, ncol=2)
 
 
-def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary=None, *,  # noqa: C901
+class ReportPage(NamedTuple):
+    """One vehicle's part of the report: its heading and rows (see the module
+    docstring), the truth at its antenna and its :func:`summary_table`."""
+
+    heading: str
+    gnss_rows: list
+    ins_rows: list
+    imu_rows: list
+    truth_rows: list
+    gnss_truth_enu: object = None
+    summary: dict = None
+
+
+PAGE_SIZE_IN = (18, 12)       # one vehicle's page [inch]
+MAX_HEIGHT_PX = 16000         # a fleet's pages together: the resolution drops to stay within
+
+
+def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary=None, *,
                  gnss_truth_enu=None, title='acres_sim recording', dpi=100) -> Path:
-    """Draw the report of a run into ``path`` (PNG) and return the path.
-    ``summary`` is the dict of :func:`summary_table` (computed when None)."""
+    """Draw the report of one vehicle's run into ``path`` (PNG) and return the
+    path.  ``summary`` is the dict of :func:`summary_table` (computed when None)."""
+    page = ReportPage('', gnss_rows, ins_rows, imu_rows, truth_rows, gnss_truth_enu, summary)
+    return write_pages(path, [page], scene, title=title, dpi=dpi)
+
+
+def write_pages(path, pages, scene, *, title='acres_sim recording', dpi=100) -> Path:
+    """Draw the report of a run into ``path`` (PNG): one page per vehicle
+    (:class:`ReportPage`), one below the other, under ``title``."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
 
-    gnss_rows, ins_rows, imu_rows, truth_rows = (
-        list(x or ()) for x in (gnss_rows, ins_rows, imu_rows, truth_rows))
-    if summary is None:
-        summary = summary_table(gnss_rows, ins_rows, imu_rows, truth_rows,
-                                gnss_truth_enu=gnss_truth_enu)
-
-    fig = Figure(figsize=(18, 12), dpi=dpi, layout='constrained')
+    width, height = PAGE_SIZE_IN
+    n = len(pages)
+    dpi = min(dpi, MAX_HEIGHT_PX / (height * n))
+    fig = Figure(figsize=(width, height * n), dpi=dpi, layout='constrained')
     FigureCanvasAgg(fig)
-    gs = fig.add_gridspec(3, 3, width_ratios=[1.25, 1, 1])
     fig.suptitle(title, fontsize=15, fontweight='bold')
+    if n == 1:
+        _draw_page(fig, pages[0], scene)
+    else:
+        for subfig, page in zip(fig.subfigures(n, 1, squeeze=False)[:, 0], pages):
+            subfig.suptitle(page.heading, fontsize=13, fontweight='bold', x=0.0, ha='left')
+            _draw_page(subfig, page, scene)
+    path = Path(path)
+    fig.savefig(path, format='png', dpi=dpi)
+    return path
 
-    t_g, g_is_time = _times(gnss_rows)
-    fix = np.array([r.get('fix_type', 'no_fix') for r in gnss_rows])
-    gnss_pos = _vec_rows(gnss_rows, 'position_enu_m')
-    t_i, i_is_time = _times(ins_rows)
-    ins_pos = _vec_rows(ins_rows, 'position_enu_m')
-    truth_pos = _truth_positions(truth_rows)
-    if not truth_rows and ins_rows:
-        truth_pos = _vec_rows(ins_rows, 'truth', 'position_enu_m')
 
-    # -- trajectory over the scene
-    ax = fig.add_subplot(gs[0:2, 0])
+def _draw_trajectory(ax, scene, fix, gnss_pos, ins_pos, truth_pos, gnss_truth_enu):
+    """The trajectory panel: truth, INS and the GNSS fixes by state over the scene."""
     _draw_scene(ax, scene)
     if np.isfinite(truth_pos).any():
         x, y = _thin(truth_pos[:, 0], truth_pos[:, 1])
@@ -388,6 +411,32 @@ def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary
     ax.set_ylabel('north [m] (grid ENU)')
     ax.grid(True, alpha=0.3)
     ax.legend(loc='best', fontsize=8, markerscale=2, framealpha=0.9)
+
+
+def _draw_page(fig, page, scene):
+    """One vehicle's panels on ``fig`` (a Figure or a SubFigure)."""
+    from matplotlib.lines import Line2D
+
+    gnss_rows, ins_rows, imu_rows, truth_rows = (
+        list(x or ()) for x in (page.gnss_rows, page.ins_rows, page.imu_rows, page.truth_rows))
+    gnss_truth_enu, summary = page.gnss_truth_enu, page.summary
+    if summary is None:
+        summary = summary_table(gnss_rows, ins_rows, imu_rows, truth_rows,
+                                gnss_truth_enu=gnss_truth_enu)
+    gs = fig.add_gridspec(3, 3, width_ratios=[1.25, 1, 1])
+
+    t_g, g_is_time = _times(gnss_rows)
+    fix = np.array([r.get('fix_type', 'no_fix') for r in gnss_rows])
+    gnss_pos = _vec_rows(gnss_rows, 'position_enu_m')
+    t_i, i_is_time = _times(ins_rows)
+    ins_pos = _vec_rows(ins_rows, 'position_enu_m')
+    truth_pos = _truth_positions(truth_rows)
+    if not truth_rows and ins_rows:
+        truth_pos = _vec_rows(ins_rows, 'truth', 'position_enu_m')
+
+    # -- trajectory over the scene
+    _draw_trajectory(fig.add_subplot(gs[0:2, 0]), scene, fix, gnss_pos, ins_pos, truth_pos,
+                     gnss_truth_enu)
 
     # -- summary text
     ax = fig.add_subplot(gs[2, 0])
@@ -476,7 +525,3 @@ def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary
             sel = fix == s
             if sel.any():
                 ax.scatter(t_g[sel], y[sel], s=6, color=FIX_COLORS[s], zorder=2)
-
-    path = Path(path)
-    fig.savefig(path, format='png', dpi=dpi)
-    return path

@@ -8,8 +8,9 @@ into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.
 :func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
 delay line until their delivery step (:class:`acres_sim.core.schedule.DelayLine`),
 writing them then with the scheduler's times.  On close (or end-of-file: the
-parent died) the rows still waiting are written with delivery null and the
-files closed, whole lines only.  When the parent died, the child also cuts a
+parent died) the files are closed, whole lines only; the rows still waiting
+are not written, as the spec's Drain never releases a row before its time.
+When the parent died, the child also cuts a
 partial last line off the parent's own jsonl files (``tidy``: a SIGKILL can
 land inside a write of several pages, and nothing else survives to do it).
 Start-up and signals as every writer process (:mod:`acres_sim.record.child`);
@@ -62,9 +63,10 @@ class _Agent:
         self.ins = JsonlWriter(ins_path) if ins_path else None
         self.truth = JsonlWriter(truth_path)
         self.spec = ins_spec            # (datum, position variance, pose variance)
+        self.delay_s = delay_s
         self.line = DelayLine(delay_s, PHYSICS_HZ)   # the INS rows until their delivery
 
-    def block(self, k_end, ins_k, ins, truth_k, truth, delay_s):
+    def block(self, k_end, ins_k, ins, truth_k, truth):
         rows = {}
         if self.ins is not None:
             for k, o in zip(ins_k.tolist(), ins.tolist()):
@@ -74,29 +76,27 @@ class _Agent:
             self.truth.write(truth_row(k, t, rows.get(k)), check_finite=False)  # checked arrays
         for release in self.line.drain(k_end - 1):
             self.ins.write(timed_row(release.item, release.sample_step,
-                                     release.delivery_step / PHYSICS_HZ, delay_s),
+                                     release.delivery_step / PHYSICS_HZ, self.delay_s),
                            check_finite=False)
         for file in (self.ins, self.truth):    # on disk a block at a time, as the bag
             if file is not None:
                 file.flush()
 
-    def close(self, delay_s):
-        """Rows never delivered (delivery null), then the files; each whatever
-        happens to the other."""
-        try:      # flush() empties the line: a second close (after an error) writes nothing
-            for release in self.line.flush():
-                self.ins.write(timed_row(release.item, release.sample_step, None, delay_s))
+    def close(self):
+        """Close the files, each whatever happens to the other; the rows still
+        in the delay line are dropped (spec, "Emit / Drain": their time has
+        not come when the run ends)."""
+        try:
+            if self.ins is not None:
+                self.ins.close()
         finally:
-            try:
-                if self.ins is not None:
-                    self.ins.close()
-            finally:
-                self.truth.close()
+            self.truth.close()
 
 
 def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
-    per agent; ``tidy``: the parent's files to end on a whole line if it dies;
+    per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
+    to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
     ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``, ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
@@ -105,7 +105,7 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     try:
         if lock is not None:             # held while the files are open
             hold_writers_lock(lock)
-        writers = [_Agent(*spec, delay_s) for spec in agents]
+        writers = [_Agent(*spec, delay) for spec, delay in zip(agents, delay_s)]
         outbox.send(('ready',))
         while True:
             try:
@@ -115,10 +115,10 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
             if frame[0] == 'block':
                 _, k_end, items = frame
                 for index, ins_k, ins, truth_k, truth in items:
-                    writers[index].block(k_end, ins_k, ins, truth_k, truth, delay_s)
+                    writers[index].block(k_end, ins_k, ins, truth_k, truth)
                 continue
             for writer in writers:
-                writer.close(delay_s)
+                writer.close()
             if frame[0] == 'close':
                 outbox.send(('closed',))
             else:                            # the parent is gone: so are its writes
@@ -129,7 +129,7 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
         text = traceback.format_exc()
         for writer in writers:              # keep what was written whole
             try:
-                writer.close(delay_s)
+                writer.close()
             except Exception:
                 pass
         try:
@@ -140,15 +140,19 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
 
 
 class RowProcess:
-    """Parent side: start the row writer for ``agents`` (see :func:`_child_main`),
-    send it blocks, close it.  ``close()`` is idempotent and also runs at exit."""
+    """Parent side: start the row writer for ``agents`` (see :func:`_child_main`)
+    with the sensors' latency ``delay_s`` (one for all, or a list of one per
+    agent), send it blocks, close it.  ``close()`` is idempotent and also runs at exit."""
 
     def __init__(self, agents, delay_s, tidy=(), lock=None):
+        agents = list(agents)
+        delays = ([float(d) for d in delay_s] if isinstance(delay_s, (list, tuple)) else
+                  [float(delay_s)] * len(agents))
         ctx = multiprocessing.get_context('spawn')
         child_in, self._inbox = ctx.Pipe(duplex=False)
         self._outbox, child_out = ctx.Pipe(duplex=False)
         self._process = ctx.Process(target=_child_main, name='row writer',
-                                    args=(list(agents), float(delay_s), child_in, child_out,
+                                    args=(agents, delays, child_in, child_out,
                                           [str(path) for path in tidy],
                                           None if lock is None else str(lock)))
         with starting_child():

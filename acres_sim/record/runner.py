@@ -1,16 +1,24 @@
 """The headless recorder: physics, INS, IMU and GNSS in one process, no
 middleware, writing the spec's rows, a rosbag2 of the rig's topics and a report.
 
-The vehicles, their models and their channels are the pipeline's
-(:func:`acres_sim.pipeline.vehicle.build_vehicle`), as in the live nodes.
+The run is a rig or scenario with the options of ``acres-sim up``, resolved
+by :func:`acres_sim.rig.resolve_run` as for the live rig; the vehicles,
+their models and their channels are the pipeline's
+(:func:`acres_sim.pipeline.vehicle.build_vehicle`), as in the live nodes,
+each vehicle in a simulation of its own (its rates and lever arms its own,
+as in the sim node).  One vehicle writes its files at the top of the output
+folder; a fleet one folder per vehicle, named by it, beside one bag, one
+report (a page per vehicle) and one ``episode.json``.
 The models run at 120 Hz (t = k / 120 from the integer step k) in the block
 kernel of :mod:`acres_sim.core.block`, one second of simulated time per call;
 this module turns each block's arrays into files.  Per sensor sample: the row
 enters its channel's delay line and is delivered at the first step whose
 time reaches t_sample + delay_s (the spec's Emit/Drain, drained a block at a
 time, :mod:`acres_sim.pipeline.channels`), and written then with its sample,
-available and delivery times.  The INS topics go into the bag at the sample
-time, as the sensor stream sends them without latency; the GNSS receiver and
+available and delivery times; a sample whose delivery would come after the
+last step of the run is never written (Drain has not released it).  The INS
+topics go into the bag at the sample time, as the sensor stream sends them
+without latency; the GNSS receiver and
 IMU topics at delivery, stamped with the sample time, as their nodes publish
 them.  Within a block the bag gets its messages in time order (at one time:
 /clock, then each agent's INS topics, then its deliveries), the high-rate
@@ -35,6 +43,7 @@ import contextlib
 from dataclasses import dataclass, field
 import gc
 import json
+import math
 from pathlib import Path
 import sys
 import time
@@ -42,7 +51,7 @@ import time
 import numpy as np
 
 from acres_sim import __version__
-from acres_sim.config.scenario import vehicle_copies, vehicle_motion
+from acres_sim.config.scenario import vehicle_motion
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import run_vehicle_block
@@ -56,13 +65,17 @@ from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import WRITERS_LOCK, OutputFolder
-from acres_sim.record.report import FIX_STATES, format_summary, summary_table, write_report
+from acres_sim.record.report import (FIX_STATES, ReportPage, format_summary, summary_table,
+                                     write_pages)
 from acres_sim.record.rows_process import RowProcess, RowProcessError
+from acres_sim.rig import RigOptions, resolve_run
 from acres_sim.stop_signals import StopSignals
 from acres_sim.warmup import cached
 
 __all__ = ['RecordRequest', 'RecordingFailed', 'RecordingStopped', 'record']
 
+# The keys of a one-vehicle run's only vehicle that episode.json also has at its top.
+ONE_VEHICLE_KEYS = ('route', 'vehicle', 'imu_bias_flu', 'config', 'summary')
 REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
 
@@ -74,8 +87,12 @@ class _Thinned:
 
     def __init__(self, cap=REPORT_ROWS):
         self.cap, self.stride, self.seen, self.items = cap, 1, 0, []
+        self.first = self.last = None      # the first and last item, kept whatever the thinning
 
     def append(self, item):
+        if self.first is None:
+            self.first = item
+        self.last = item
         if self.seen % self.stride == 0:
             self.items.append(item)
             if len(self.items) >= self.cap:
@@ -94,26 +111,31 @@ class RecordingFailed(Exception):
 
 @dataclass
 class RecordRequest:
-    config: object                 # a resolved acres_sim.config.Config
-    rig: str                       # 'polaris' or 'maxxum'
-    duration_s: float
+    """One recording: ``rig`` (a Scenario, a packaged rig or scenario name, or
+    a file) with ``options``, resolved as ``acres-sim up`` resolves them
+    (:func:`acres_sim.rig.resolve_run`), so both drivers run the same
+    vehicles, configurations and spawns.  The duration is the options', else
+    the scenario's, else :data:`DEFAULT_DURATION_S`."""
+
+    rig: object
     out: Path
-    agents: int = 1
-    route: str = None              # a packaged route name or a file; None: the rig's default
-    scene: str = None              # a scene file; None: the packaged ACRE farmstead
+    options: RigOptions = field(default_factory=RigOptions)
     progress: bool = True
-    laps: int = 0                  # laps of a closed route (0: once, then parked at its end)
-    repeat: bool = False           # drive a closed route again and again
-    parked: bool = False           # no route: the vehicles stay where they spawn
+    parked: bool = False           # no route follower: the vehicles stay where they spawn
+
+
+DEFAULT_DURATION_S = 120.0
 
 
 @dataclass
 class _Agent:
     """One vehicle of the recording: its models and channels (a
-    pipeline Vehicle), its folder and files, its report rows."""
+    pipeline Vehicle), its simulation, its folder and files, its report rows."""
 
     index: int
+    name: str                      # the scenario's name of the vehicle (its folder in a fleet)
     vehicle: object                # acres_sim.pipeline.vehicle.Vehicle
+    sim: object                    # its acres_sim.core.block.RigSimulation
     folder: Path
     files: dict = field(default_factory=dict)
     report: dict = field(default_factory=lambda: {name: _Thinned() for name in
@@ -121,29 +143,28 @@ class _Agent:
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
+    route_end_said: bool = False   # its route's end is in the log
 
 
 class _Recording:
     def __init__(self, request: RecordRequest, stop: StopSignals):
         self.request = request
         self.stop = stop
-        config = request.config
-        self.config = config
-        self.rig = request.rig
-        self.vehicle_params = load_vehicle(request.rig)
-        self.scene = load_scene(request.scene) if request.scene else default_scene()
-        self.site = site_georeference(config)
-        self.steps = int(round(request.duration_s * PHYSICS_HZ))
+        run = resolve_run(request.rig, request.options)
+        self.scenario = run.scenario
+        self.configs = run.configs
+        self.config = run.configs[0]           # the keys every vehicle shares (rig.WORLD_KEYS)
+        self.rig = request.rig if isinstance(request.rig, str) else run.scenario.name
+        self.duration_s = float(run.sim_values['duration_s'] or DEFAULT_DURATION_S)
+        scene = run.sim_values['scene']
+        self.scene = load_scene(scene) if scene else default_scene()
+        self.site = site_georeference(self.config)
+        self.steps = int(round(self.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
-        n = request.agents
-        self.motions = [vehicle_motion(v, self.vehicle_params, self.site) for v in vehicle_copies(
-            request.rig, n, request.route, request.laps, request.repeat, request.parked,
-            self.site)]                  # each vehicle's spawn and route follower
-        self.route = self.motions[0].follower.route
-        self.agents = [self._agent(k, n) for k in range(n)]
-        self.delay_s = config['delay_s']
+        vehicles = run.scenario.vehicles
+        self.agents = [self._agent(k, v, config, len(vehicles))
+                       for k, (v, config) in enumerate(zip(vehicles, run.configs))]
         self.rows = self.bag = None             # the writers: start()
-        self.sim = rig_simulation([agent.vehicle for agent in self.agents], self.steps)
         self.batches = self.agents[0].vehicle.batches     # /clock
         self.cut_short = False
         self.stop_signal = None        # 'SIGINT' or 'SIGTERM' when one cut the run short
@@ -151,13 +172,24 @@ class _Recording:
         self.failed_files = set()      # files whose writer failed (whole lines, cut short)
         self.bag_closed = False        # the bag writer closed the bag without an error
 
-    def _agent(self, k, n):
-        """Vehicle k of the n of this run: agent index, frames and topics its own."""
-        vehicle = build_vehicle(self.config, self.rig, motion=self.motions[k], scene=self.scene,
-                                site=self.site, agent_index=self.config['agent.index'] + k,
-                                frame_prefix='' if k == 0 else f'agent{k}/',
-                                namespace='' if k == 0 else f'agent{k}')
-        return _Agent(k, vehicle, self.out if n == 1 else self.out / f'agent_{k}')
+    def _agent(self, k, scenario_vehicle, config, n):
+        """Vehicle k of the n of this run, built as the sim node builds it, in
+        a simulation of its own (its rates and lever arms its own); a fleet's
+        vehicle writes into the folder of its name."""
+        motion = vehicle_motion(scenario_vehicle, load_vehicle(scenario_vehicle.model), self.site)
+        if self.request.parked:
+            motion = motion._replace(parked=True)
+        vehicle = build_vehicle(config, scenario_vehicle.model, motion=motion, scene=self.scene,
+                                site=self.site, frame_prefix=scenario_vehicle.frame_prefix,
+                                namespace=scenario_vehicle.namespace)
+        sim = rig_simulation([vehicle], self.steps)
+        folder = self.out if n == 1 else self.out / scenario_vehicle.name
+        return _Agent(k, scenario_vehicle.name, vehicle, sim, folder)
+
+    @property
+    def step(self):
+        """The next physics step to run (every vehicle's simulation is there)."""
+        return self.agents[0].sim.step
 
     # -- set-up ---------------------------------------------------------------
 
@@ -193,7 +225,7 @@ class _Recording:
             paths, ins = self._jsonl_paths(agent), agent.vehicle.ins
             row_files.append((str(paths['ins']) if ins else None, str(paths['truth']),
                               ins.row_spec if ins else None))
-        self.rows = RowProcess(row_files, self.delay_s,
+        self.rows = RowProcess(row_files, [agent.vehicle.delay_s for agent in self.agents],
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock)
         # run() stops gracefully between blocks: no signal hold per message
@@ -234,17 +266,18 @@ class _Recording:
         gc.disable()
         try:
             self._static_tf()
-            while self.sim.step <= self.steps:
+            while self.step <= self.steps:
                 if self.stop.is_set():
                     self.cut_short = True
                     self.stop_signal = self.stop.name
                     break
-                k0 = self.sim.step
-                blocks = self.sim.advance(BLOCK_STEPS)
-                self._write_block(k0, self.sim.step, blocks)
+                k0 = self.step
+                blocks = [agent.sim.advance(BLOCK_STEPS)[0] for agent in self.agents]
+                self._write_block(k0, self.step, blocks)
+                self._say_route_ends()
                 if self.request.progress and time.monotonic() - shown > 0.5:
                     shown = time.monotonic()
-                    self._progress((self.sim.step - 1) / PHYSICS_HZ, shown - started)
+                    self._progress((self.step - 1) / PHYSICS_HZ, shown - started)
         except (OSError, WriterProcessError) as err:    # a full disk, a writer killed ...
             self.failure = err
         finally:
@@ -258,10 +291,20 @@ class _Recording:
             self.failure = self.failure or close_error
         return self._finish()
 
+    def _say_route_ends(self):
+        """One line on stderr when a vehicle's route ends (it parks there), as
+        the sim node logs it; episode.json has it too."""
+        for agent in self.agents:
+            follower = agent.sim.followers[0]
+            if follower.done and not agent.route_end_said and not agent.vehicle.parked:
+                agent.route_end_said = True
+                start = '\n' if self.request.progress else ''
+                sys.stderr.write(f'{start}acres-sim: {agent.name}: {follower.end_note()}\n')
+
     def _progress(self, t, wall):
-        done = t / max(self.request.duration_s, 1e-9)
+        done = t / max(self.duration_s, 1e-9)
         bar = '#' * int(30 * done)
-        sys.stderr.write(f'\r[{bar:30}] {t:7.1f}/{self.request.duration_s:g} s sim '
+        sys.stderr.write(f'\r[{bar:30}] {t:7.1f}/{self.duration_s:g} s sim '
                          f'({t / max(wall, 1e-9):5.1f}x real time)')
         sys.stderr.flush()
 
@@ -355,14 +398,9 @@ class _Recording:
         last whole line (a writer process killed in the middle of a write)."""
         errors = []
         for agent in self.agents:
-            for name, channel in agent.vehicle.channels.items():
-                waiting = channel.flush()         # never delivered: delivery null
-                if name != 'ins' and self.failure is None:   # INS rows: the row writer's
-                    try:
-                        for delivery in waiting:
-                            agent.files[name].write(delivery.row)
-                    except OSError as err:
-                        errors.append(err)
+            # The rows still in the delay lines are not written: their time never
+            # came (spec, "Emit / Drain": Drain delivers only rows whose delivery
+            # time has passed), as the live nodes never publish them.
             for file in agent.files.values():
                 try:
                     file.close()
@@ -414,45 +452,47 @@ class _Recording:
 
     def _finish(self):
         """The report, then episode.json (each whole or not at all): the
-        episode says how the run ended and what each file holds."""
-        summaries = []
+        episode says how the run ended and what each file holds, and per
+        vehicle its folder, model, route, spawn, files and summary."""
+        pages = []
         for agent in self.agents:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
             summary = summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna)
             _true_counts(summary, agent)
-            summaries.append(summary)
-        sim_s = max(self.sim.step - 1, 0) / PHYSICS_HZ    # the last step sampled
+            pages.append(ReportPage(self._heading(agent), gnss, ins, imu, truth, antenna,
+                                    summary))
+        sim_s = max(self.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         files = self._file_states()
         report_error = None
         if self.failure is None:
-            gnss, ins, imu, truth, antenna = self._report_rows(self.agents[0])
-            title = f'acres_sim {self.rig}, {sim_s:g} s, seed {self.config["seed"]}'
             try:
-                write_atomically(self.out / 'report.png', None, write=lambda path: write_report(
-                    path, gnss, ins, imu, truth, self.scene, summaries[0],
-                    gnss_truth_enu=antenna, title=title))
+                write_atomically(self.out / 'report.png', None, write=lambda path: write_pages(
+                    path, pages, self.scene, title=self._title(sim_s)))
             except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
                 report_error = err
         files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
         status = 'failed' if self.failure or report_error else \
             'cut short' if self.cut_short else 'complete'
+        vehicles = [self._vehicle_entry(agent, page.summary, files)
+                    for agent, page in zip(self.agents, pages)]
         episode = {
             'status': status,
             'error': _one_line(self.failure or report_error),
             'files': files,
             'software': f'acres_sim {__version__}',
             'rig': self.rig, 'agents': len(self.agents), 'seed': self.config['seed'],
-            'duration_s': self.request.duration_s, 'simulated_s': sim_s,
+            'duration_s': self.duration_s, 'simulated_s': sim_s,
             'cut_short': self.cut_short,
             'stop_signal': self.stop_signal if self.cut_short else None,
             'start_utc': self.config['gnss.datum.start_utc'],
-            'route': self.route.name, 'scene': self.scene.name, 'scene_digest': self.scene.digest,
-            'vehicle': self.agents[0].vehicle.params._asdict(),
-            'imu_bias_flu': [_biases(agent.vehicle.imu) for agent in self.agents],
+            'scene': self.scene.name, 'scene_digest': self.scene.digest,
             'real_time_factor': sim_s / max(self.wall_s, 1e-9),
-            'config': {k: v for k, v in self.config.values.items()},
-            'summary': summaries,
+            'options': self._options(),
+            'vehicles': vehicles,
         }
+        if len(vehicles) == 1:         # a one-vehicle run: its entry at the top, as before fleets
+            one = vehicles[0]
+            episode.update({name: one[name] for name in ONE_VEHICLE_KEYS})
         text = json.dumps(episode, indent=2, allow_nan=False) + '\n'
         try:
             write_atomically(self.out / 'episode.json', text.encode('utf-8'))
@@ -461,7 +501,66 @@ class _Recording:
             episode['files']['episode.json'] = 'missing'
         if status == 'failed' or report_error:
             raise RecordingFailed(self._failure_text(episode, self.failure or report_error))
+        self.summary_text = '\n\n'.join(
+            format_summary(page.summary) if len(pages) == 1 else
+            f'{page.heading}\n{format_summary(page.summary)}' for page in pages)
         return episode
+
+    def _heading(self, agent):
+        v = agent.vehicle
+        route = 'parked' if v.parked else f'route {v.route.name}'
+        return f'{agent.name} ({v.name}, {route})'
+
+    def _title(self, sim_s):
+        """The report's title: the options of the run."""
+        seeds = sorted({config['seed'] for config in self.configs})
+        noise = sorted({config['noise'] for config in self.configs})
+        routes = sorted({'parked' if a.vehicle.parked else a.vehicle.route.name
+                         for a in self.agents})
+        n = len(self.agents)
+        return (f'acres_sim {self.rig}' + (f', {n} vehicles' if n > 1 else '')
+                + f', {sim_s:g} s, seed {", ".join(map(str, seeds))}, noise '
+                + '/'.join('on' if x else 'off' for x in noise)
+                + f', route {", ".join(routes)}')
+
+    def _options(self):
+        """The options of the run on top of the scenario (those given)."""
+        o = self.request.options
+        given = {'seed': o.seed, 'noise': o.noise, 'agents': o.agents, 'route': o.route,
+                 'laps': o.laps, 'repeat': o.repeat, 'scene': o.scene,
+                 'duration_s': o.duration_s, 'config_file': o.config_file,
+                 'site_file': o.site_file, 'parked': self.request.parked or None}
+        out = {name: value for name, value in given.items() if value is not None}
+        if o.overrides:
+            out['sensor_keys'] = dict(o.overrides)
+        if o.add_outages:
+            out['add_outages'] = list(o.add_outages)
+        return out
+
+    def _vehicle_entry(self, agent, summary, files):
+        """A vehicle's part of episode.json."""
+        v, follower = agent.vehicle, agent.sim.followers[0]
+        folder = self._relative(agent.folder) if agent.folder != self.out else '.'
+        own = {self._relative(path) for path in self._jsonl_paths(agent).values()}
+        east, north, yaw = v.start_pose
+        return {
+            'name': agent.name, 'folder': folder, 'model': v.name,
+            'namespace': v.namespace, 'frame_prefix': v.frame_prefix,
+            'agent_index': v.agent_index,
+            'route': v.route.name,
+            'parked': v.parked,
+            'laps': None if v.parked else (follower.laps if math.isfinite(follower.laps)
+                                           else 'repeat'),
+            'spawn': {'east_m': east, 'north_m': north, 'heading_deg': math.degrees(yaw)},
+            'route_ended_s': None if v.parked else follower.ended_s,
+            'laps_driven': follower.laps_done if follower.lap_length and not v.parked else None,
+            'distance_m': follower.distance_m,
+            'files': {name: state for name, state in files.items() if name in own},
+            'vehicle': v.params._asdict(),
+            'imu_bias_flu': _biases(v.imu),
+            'config': dict(v.config.values),
+            'summary': summary,
+        }
 
     def _failure_text(self, episode, error):
         """One line: what failed, and what to do about the bag."""
@@ -489,9 +588,14 @@ def _joined(topic, t_ns, datas):
 
 
 def _true_counts(summary, agent):
-    """The summary counts of every row delivered, not of the report's thinned
-    series (its shares, means and RMS come from an even sample of them)."""
+    """The summary counts of every row delivered and the time they span, not
+    of the report's thinned series (its shares, means and RMS come from an
+    even sample of them)."""
     r = agent.report
+    ends = [_row_time(item) for series in r.values() if series.seen
+            for item in (series.first, series.last)]
+    ends = [t for t in ends if t is not None]
+    summary['duration_s'] = float(max(ends) - min(ends)) if ends else None
     summary['ins']['epochs'] = r['ins'].seen
     summary['imu']['samples'] = r['imu'].seen
     summary['truth']['samples'] = r['truth'].seen
@@ -501,6 +605,12 @@ def _true_counts(summary, agent):
     gnss['epochs_with_position'] = agent.fix_counts_with_position
     gnss['fix_share'] = {state: (count / r['gnss'].seen if r['gnss'].seen else 0.0)
                          for state, count in agent.fix_counts.items()}
+
+
+def _row_time(item):
+    """The sample time of a report item (a row, or a GNSS row with its truth)."""
+    row = item[0] if isinstance(item, tuple) else item
+    return row.get('sample_time_s')
 
 
 def _biases(imu):
@@ -547,7 +657,7 @@ def record(request: RecordRequest, stop: StopSignals = None):
             episode = recording.run()
         finally:
             folder.close()
-    return episode, format_summary(episode['summary'][0])
+    return episode, recording.summary_text
 
 
 def _start(recording, folder, stop):
