@@ -10,15 +10,15 @@ pytestmark = pytest.mark.requires_rclpy
 STEPS = 4 * 120
 
 
-def rig_blocks(rig='polaris', steps=STEPS):
+def rig_blocks(rig='polaris', steps=STEPS, overrides=None):
     """The block kernel's run of one vehicle as the recorder builds it: its
     per-step states, IMU samples (rounded as the rows) and GNSS rows, the
     recorder's reference."""
     from acres_sim.config import load_config
     from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
 
-    vehicle = build_vehicle(load_config(rig=rig), rig, route=vehicle_route(rig),
-                            sensors=('gnss', 'imu'))
+    vehicle = build_vehicle(load_config(rig=rig, overrides=overrides), rig,
+                            route=vehicle_route(rig), sensors=('gnss', 'imu'))
     gnss = vehicle.gnss
     b = rig_simulation([vehicle], steps).advance(steps + 1)[0]
     imu_rows = [(k, [round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]])
@@ -89,6 +89,25 @@ def test_imu_node_delivers_the_kernels_rows(ros_context, reference):
         assert got == [(k, v) for k, v in imu_rows if delivery(k) <= STEPS]   # by the end
         assert all(kd == delivery(k) for k, kd, _ in out)                      # delay 0.05 s
         assert node.counts['gaps'] == 0 and node.counts['truth'] == STEPS + 1
+    finally:
+        node.destroy_node()
+
+
+def test_a_slow_imu_node_gives_its_first_row_at_the_third_step_as_the_kernel(ros_context):
+    """Below 60 Hz the first row is at k = 2 (spec: IMU), in the node as in the
+    kernel (one rule, acres_sim.core.imu.imu_takes_sample)."""
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, imu_rows, _ = rig_blocks(overrides={'imu.hz': 30.0})
+    node = make_node(ImuNode, **{'imu.hz': 30.0})
+    try:
+        out = delivered(node)
+        for data in truth_messages(states):
+            node._take_truth(data)
+        got = [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
+               for k, _kd, row in out]
+        assert got == [(k, v) for k, v in imu_rows if delivery(k) <= STEPS]
+        assert [k for k, _ in got[:3]] == [2, 4, 8]
     finally:
         node.destroy_node()
 
