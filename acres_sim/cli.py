@@ -99,7 +99,7 @@ def _record(args, stop):
                          repeat=args.repeat or None, scene=args.scene,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
-                         site_file=args.opt_site)
+                         site_file=args.opt_site, overlay_file=args.opt_vehicle_config)
     _print_notice(rig_config_notice(args.rig, options))
     progress = not args.no_progress and sys.stderr.isatty()
     out = Path(args.out)
@@ -179,7 +179,8 @@ def cmd_up(args):
                          repeat=args.repeat or None, scene=args.scene, rtf=args.rtf,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
-                         site_file=args.opt_site, sim=sim, network=args.network,
+                         site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
+                         sim=sim, network=args.network,
                          namespace=args.namespace)
     nodes = rig_nodes(args.rig, options)
     network = network_environment(args.network)[1]

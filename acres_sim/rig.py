@@ -85,6 +85,7 @@ class RigOptions:
     add_outages: tuple = ()              # 'START:END' correction outages added
     config_file: Optional[str] = None    # instead of the packaged sensors.yaml
     site_file: Optional[str] = None      # instead of the scenario's or the packaged site.yaml
+    overlay_file: Optional[str] = None   # instead of each vehicle's packaged overlay
     sim: dict = field(default_factory=dict)    # other sim node parameters (SIM_PARAMS)
     network: str = 'loopback'            # 'lan': DDS discovery beyond this machine (network.py)
     namespace: str = ''                  # of the whole rig; each vehicle's nests below it
@@ -98,7 +99,8 @@ def rig_names():
 def agent_config(vehicle, options: RigOptions, scenario: Scenario):
     """The checked configuration of one vehicle (see the module docstring)."""
     return vehicle_config(scenario, vehicle, options.config_file, options.site_file,
-                          options.overrides, options.seed, options.noise, options.add_outages)
+                          options.overrides, options.seed, options.noise, options.add_outages,
+                          options.overlay_file)
 
 
 def ros_parameter_value(name, value):

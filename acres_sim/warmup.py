@@ -61,7 +61,7 @@ def warm_imu(imu):
                     p_c=np.zeros(3))
     for k in range(3):
         imu.physics_step(at_rest._replace(step=k))
-    imu.sample(0.0)
+    imu.sample(0.0, True)
     imu.reset()
 
 

@@ -2,6 +2,7 @@
 driven step by step in Python, and its decimal-year kernel against numpy."""
 
 import datetime
+import math
 
 import numpy as np
 import pytest
@@ -53,10 +54,8 @@ def _per_sample(rig, n_agents, steps, overrides=None, rig_parts=None, start=0, o
             truth = fleet.truth(i)
             if imu is not None:
                 imu.physics_step(truth)
-                if dues[i]['imu'].due(t):
-                    row = imu.sample(t)
-                    if row is not None:
-                        out[i]['imu'].append((k, imu._out.copy()))
+                if imu.sample(t, dues[i]['imu'].due(t)) is not None:
+                    out[i]['imu'].append((k, imu._out.copy()))
             if ins is not None and dues[i]['ins'].due(t):
                 ins.epoch(t, truth)
                 out[i]['ins'].append((k, ins._out.copy()))
@@ -130,6 +129,31 @@ def test_sensors_off_and_odd_rates(overrides, empty):
     assert got[0][empty] == [] and ref[0][empty] == []
     _assert_same(got, ref)
     assert len(got[0]['truth']) == 3 * (33 if 'ins.hz' in overrides else 100) + 1
+
+
+def due_steps(hz, steps):
+    """The spec's Due in exact integers: the n-th sample at the first step k with
+    k/120 >= n/hz, i.e. ceil(120 n / hz) (a short run: no drift)."""
+    return {math.ceil(PHYSICS_HZ * n / hz) for n in range(int(steps * hz / PHYSICS_HZ) + 2)}
+
+
+@pytest.mark.parametrize('hz', [120.0, 100.0, 60.0, 50.0, 30.0, 1.0])
+def test_the_first_imu_row_is_at_the_third_step_at_any_rate(hz):
+    """Spec, IMU: the first row at the third physics step (k = 2), then a row
+    at every Due -- in the block kernel and the per-sample model alike; at
+    60 Hz and above the rows are those of the Due alone, as before."""
+    steps = 4 * PHYSICS_HZ
+    overrides = {'imu.hz': hz}
+    got, _, _ = _blocked('polaris', 1, steps, 37, overrides)
+    ref, _ = _per_sample('polaris', 1, steps, overrides)
+    _assert_same(got, ref)
+    on_due = sorted(k for k in due_steps(hz, steps) if 2 <= k <= steps)
+    rows = [k for k, _ in got[0]['imu']]
+    assert rows == sorted({2} | set(on_due))
+    if hz >= 60.0:
+        assert rows == on_due
+    else:
+        assert rows[:2] == [2, math.ceil(PHYSICS_HZ / hz)]
 
 
 def test_per_sample_calls_go_on_after_blocks():

@@ -211,3 +211,24 @@ def test_written_files_get_a_normal_mode(tmp_path):
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_record_and_up_take_a_vehicle_overlay_of_the_users(tmp_path):
+    """--vehicle-config FILE (the spec's -PolarisSensorConfig=) replaces the
+    packaged overlay: its keys apply, the packaged overlay's do not."""
+    import json
+
+    overlay = tmp_path / 'overlay.yaml'
+    overlay.write_text('/**:\n  ros__parameters:\n    gnss:\n      hz: 5.0\n')
+    out = tmp_path / 'run'
+    assert main(['record', '--rig', 'polaris', '--duration', '2', '--out', str(out),
+                 '--vehicle-config', str(overlay), '--no-progress']) == 0
+    episode = json.loads((out / 'episode.json').read_text())
+    assert episode['config']['gnss.hz'] == 5.0
+    assert episode['config']['ins.hz'] == load_config(rig=None)['ins.hz']   # not the Polaris'
+    times = [json.loads(line)['sample_time_s'] for line in (out / 'gnss.jsonl').open()]
+    assert times[:3] == [0.0, 0.2, 0.4]
+    from acres_sim.rig import RigOptions, rig_nodes
+    gnss_node = next(n for n in rig_nodes('polaris', RigOptions(overlay_file=str(overlay)))
+                     if n.executable == 'gnss_node')
+    assert gnss_node.parameters['gnss.hz'] == 5.0

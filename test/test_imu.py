@@ -47,7 +47,7 @@ def run(imu, truths):
     rows = []
     for tr in truths:
         imu.physics_step(tr)
-        row = imu.sample(tr.step / PHYSICS_HZ)
+        row = imu.sample(tr.step / PHYSICS_HZ, True)
         if row is not None:
             rows.append((tr.step, row))
     return rows
@@ -151,12 +151,60 @@ def test_first_row_at_the_third_physics_step():
     steps = []
     for k in range(5):
         imu.physics_step(parked(k))
-        if imu.sample(k / PHYSICS_HZ) is None:
+        if imu.sample(k / PHYSICS_HZ, True) is None:
             # no row, no draws
             assert np.array_equal(imu.rng.state, state)
         else:
             steps.append(k)
     assert steps == [2, 3, 4]
+
+
+def due_steps(hz, steps):
+    """The spec's Due in exact integers: the n-th sample at the first step k with
+    k/120 >= n/hz, i.e. ceil(120 n / hz) (a short run: no drift)."""
+    return {math.ceil(PHYSICS_HZ * n / hz) for n in range(int(steps * hz / PHYSICS_HZ) + 2)}
+
+
+@pytest.mark.parametrize('hz', [120.0, 100.0, 60.0, 50.0, 30.0, 1.0])
+def test_the_first_row_is_at_the_third_step_at_any_rate_then_the_due_schedule(hz):
+    """Spec, IMU: the first row is at the third physics step (k = 2) -- also
+    below 60 Hz, where the Due after t = 0 comes later than that.  Then a row
+    at every Due; six values drawn per row, none otherwise."""
+    from acres_sim.core.schedule import Due
+
+    steps = 3 * PHYSICS_HZ
+    imu, due = model(noise=True, hz=hz), Due(hz)
+    fresh = make_stream(42, 'imu')
+    fresh.u32s(2 * 6)
+    rows = []
+    for k in range(steps + 1):
+        imu.physics_step(parked(k))
+        if imu.sample(k / PHYSICS_HZ, due.due(k / PHYSICS_HZ)) is not None:
+            rows.append(k)
+            fresh.u32s(2 * 6)
+        assert np.array_equal(imu.rng.state, fresh.state)
+    on_due = sorted(k for k in due_steps(hz, steps) if 2 <= k <= steps)
+    assert rows == sorted({2} | set(on_due))
+    if hz >= 60.0:
+        assert rows == on_due              # as the Due alone gives them: unchanged
+    else:
+        assert rows[0] == 2 and rows[1] == math.ceil(PHYSICS_HZ / hz) > 2
+
+
+def test_a_restart_owes_its_sample_to_the_first_step_with_two_differences():
+    """A 30 Hz IMU whose Due restarts with a gap in the truth (as the live node
+    does): the Due at the restart step leaves a sample for two steps later."""
+    from acres_sim.core.schedule import Due
+
+    imu, due = model(noise=False, hz=30.0), Due(30.0)
+    rows = []
+    for k in list(range(0, 10)) + list(range(20, 40)):
+        if k == 20:
+            due.reset(k / PHYSICS_HZ)
+        imu.physics_step(parked(k))
+        if imu.sample(k / PHYSICS_HZ, due.due(k / PHYSICS_HZ)) is not None:
+            rows.append(k)
+    assert rows == [2, 4, 8, 22, 24, 28, 32, 36]
 
 
 def test_a_reset_restarts_the_differences_so_the_jump_is_not_an_acceleration():

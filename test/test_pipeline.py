@@ -9,7 +9,6 @@ import pytest
 
 from acres_sim.config import load_config
 from acres_sim.core.frames import lever_arm_from_chassis
-from acres_sim.core.schedule import DELAY_TOLERANCE_S
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.channels import OneImuMessage
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
@@ -20,9 +19,10 @@ def serialised(message, msgtype):
 
 
 def first_step_reaching(k_sample, delay_s):
-    """The spec's Drain in seconds: the first step whose time reaches t_sample + delay_s."""
+    """The spec's Drain in float64 seconds: the first step whose time reaches
+    t_sample + delay_s."""
     k = k_sample
-    while k / 120 + DELAY_TOLERANCE_S < k_sample / 120 + delay_s:
+    while k / 120 < k_sample / 120 + delay_s:
         k += 1
     return k
 
@@ -44,12 +44,39 @@ def test_a_vehicle_has_its_mounts_rates_and_enabled_sensors_only():
     assert vehicle.rates == {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': 5.0,
                              'truth': config['ins.hz']}
     p = vehicle.params
-    for sensor, key in (('gnss', 'gnss.antenna_flu_m'), ('imu', 'imu.position_flu_m'),
-                        ('ins', 'ins.position_flu_m')):
+    for sensor, key, origin in (('gnss', 'gnss.antenna_flu_m', config['mount_frame']),
+                                ('imu', 'imu.position_flu_m', config['mount_frame']),
+                                ('ins', 'ins.position_flu_m', 'base_footprint')):
         np.testing.assert_array_equal(vehicle.arms[sensor], lever_arm_from_chassis(
-            config[key], config['mount_frame'], p.wheelbase_m, p.cog_height_m))
+            config[key], origin, p.wheelbase_m, p.cog_height_m))
     assert vehicle.route.name == 'field' and vehicle.start_pose == vehicle.route.start_pose()
     assert vehicle.delay_s == config['delay_s']
+
+
+@pytest.mark.parametrize('rig', ['maxxum', 'polaris'])
+def test_the_mounts_of_each_vehicle_as_the_spec_places_them(rig):
+    """Spec, Frames and INS: base_footprint is the middle of the rear axle on
+    the ground, the chassis origin 0.4 wheelbase ahead of it at the height of
+    the centre of gravity.  The Maxxum: antenna [0, 0, 1.7] and IMU [0, 0, 0]
+    from the chassis origin (sensors.json's defaults), the INS at
+    base_footprint; the Polaris: every mount from base_footprint, its INS at
+    base_footprint too."""
+    vehicle = build_vehicle(load_config(rig=rig), rig, sensors=())
+    wheelbase, cog = vehicle.params.wheelbase_m, vehicle.params.cog_height_m
+    chassis = np.array([0.4 * wheelbase, 0.0, cog])          # in base_footprint
+    if rig == 'maxxum':
+        antenna, imu = np.array([0.0, 0.0, 1.7]), np.zeros(3)    # from the chassis
+    else:
+        antenna, imu = np.array([1.1, 0.0, 2.15]) - chassis, np.array([0.95, -0.45, 0.7]) - chassis
+    np.testing.assert_allclose(vehicle.arms['gnss'], antenna, atol=1e-12)
+    np.testing.assert_allclose(vehicle.arms['imu'], imu, atol=1e-12)
+    np.testing.assert_allclose(vehicle.arms['ins'], -chassis, atol=1e-12)
+    tf = {t.child_frame_id: t.transform.translation for t in static_tf([vehicle]).transforms}
+    fix_frame = 'navsat_link' if rig == 'polaris' else 'gnss_link'
+    for frame, where in (('gnss_antenna', chassis + antenna), ('imu_link', chassis + imu),
+                         ('oxts_link', np.zeros(3)), (fix_frame, np.zeros(3))):
+        t = tf[frame]
+        np.testing.assert_allclose([t.x, t.y, t.z], where, atol=1e-12, err_msg=frame)
 
 
 def test_only_the_sensors_asked_for_and_no_follower_without_a_route(polaris):
@@ -120,7 +147,8 @@ def test_imu_rows_and_messages_one_at_a_time_or_a_block_at_a_time(polaris):
         single.push_row(k, {'specific_force_flu_mps2': [round(x, 6) for x in v[:3]],
                             'angular_velocity_flu_radps': [round(x, 8) for x in v[3:]]})
     got, again = block.drain(200), single.drain(200)
-    assert got == again and len(got) == len([k for k in steps if k + 6 <= 200])
+    assert got == again and len(got) == len([k for k in steps
+                                             if first_step_reaching(k, 0.05) <= 200])
     var = msg.imu_variances(polaris)
     for d in got:
         assert d.k_delivery == first_step_reaching(d.k_sample, polaris['delay_s'])

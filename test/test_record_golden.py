@@ -3,16 +3,24 @@ bag message of two short recordings, made by the per-step recorder of commit
 3c1aed0 (one Python loop iteration per physics step) before the block kernel
 replaced it.  The block recorder must give the same numbers, bag bytes and
 message order.  A change of the models that is meant to change the output
-changes these digests: check the change, then pin the new ones.  The Maxxum
-pair was pinned again when --agents began to place its copies apart: agent 1
-now spawns 9.6 m (a Maxxum length and 5 m) along the route from agent 0, and
-that is the only difference from the per-step recorder's output.  It was
-pinned again when the agents' folders took their vehicles' names (agent0/,
-agent1/ instead of agent_0/, agent_1/): with the old names the rows and the
-bag give the previous digest, each vehicle now in a simulation of its own.
-Both were pinned again when a run that ends stopped writing the rows still in
-the delay line (delivery null; the spec's Drain never releases them): the
-previous output without those rows (12 and 24 of them) gives these digests."""
+changes these digests: check the change, then pin the new ones.
+
+Re-pinned since, each time after checking that only the intended values moved:
+* --agents places its copies apart: agent 1 of the Maxxum pair spawns 9.6 m
+  (a Maxxum length and 5 m) along the route from agent 0, the only difference.
+* The agents' folders take their vehicles' names (agent0/, agent1/ instead of
+  agent_0/, agent_1/): with the old names the rows and the bag give the
+  previous digest, each vehicle now in a simulation of its own.
+* A run that ends no longer writes the rows still in the delay line (delivery
+  null; the spec's Drain never releases them): the previous output without
+  those rows (12 and 24 of them) gives the digests.
+* Drain without tolerance: only delivery_time_s and the bag times of the GNSS
+  and IMU messages, each moved one step later where t_sample + delay_s lies
+  one ulp above the sixth step's time.
+* The Maxxum without an overlay of mounts (the spec's defaults): the Maxxum
+  recording's GNSS rows and messages (the antenna moved) and its static TF;
+  its INS, IMU (driving straight, no turn) and the Polaris unchanged.
+The digests below are those changes together, each checked on its own first."""
 
 import hashlib
 import json
@@ -42,9 +50,9 @@ def recording_digest(out):
 
 
 @pytest.mark.parametrize('rig, seconds, agents, overrides, digest', [
-    ('polaris', 12.0, 1, {}, 'bc29dafc9fc5cac8432d1ee34a19fddc3a753a3ccee755dcca54ab83faa27e69'),
+    ('polaris', 12.0, 1, {}, '3487f17b09f7cde5252f7ee688f0ba9b94844eb8b67846e7fb46a5a68ad39e53'),
     ('maxxum', 5.0, 2, {'seed': 7},
-     'ff4420f786c089304bfcfce2c6c93b686d959e495302d11187bdca862f3b51d2'),
+     '2a8e87ad303b412748485ab7f92530f9bff221d14ee3adcca2c4f37ee5f1e990'),
 ])
 def test_recording_equals_the_per_step_recorder(tmp_path, rig, seconds, agents, overrides,
                                                  digest):

@@ -10,15 +10,15 @@ pytestmark = pytest.mark.requires_rclpy
 STEPS = 4 * 120
 
 
-def rig_blocks(rig='polaris', steps=STEPS):
+def rig_blocks(rig='polaris', steps=STEPS, overrides=None):
     """The block kernel's run of one vehicle as the recorder builds it: its
     per-step states, IMU samples (rounded as the rows) and GNSS rows, the
     recorder's reference."""
     from acres_sim.config import load_config
     from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
 
-    vehicle = build_vehicle(load_config(rig=rig), rig, route=vehicle_route(rig),
-                            sensors=('gnss', 'imu'))
+    vehicle = build_vehicle(load_config(rig=rig, overrides=overrides), rig,
+                            route=vehicle_route(rig), sensors=('gnss', 'imu'))
     gnss = vehicle.gnss
     b = rig_simulation([vehicle], steps).advance(steps + 1)[0]
     imu_rows = [(k, [round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]])
@@ -26,6 +26,15 @@ def rig_blocks(rig='polaris', steps=STEPS):
     gnss_rows = [(k, gnss.row(k / 120, a, r)) for k, a, r in zip(b.gnss_k.tolist(),
                                                                  b.gnss_antenna, b.gnss)]
     return b.states, imu_rows, gnss_rows
+
+
+def delivery(k_sample, delay_s=0.05):
+    """The spec's Drain in float64 seconds: the first step whose time reaches
+    t_sample + delay_s."""
+    k = k_sample
+    while k / 120 < k_sample / 120 + delay_s:
+        k += 1
+    return k
 
 
 def truth_messages(states, prefix=''):
@@ -36,7 +45,7 @@ def truth_messages(states, prefix=''):
     c = load_config(rig='polaris')
     batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
     t_ns = msg.ns_from_steps(np.arange(len(states)), 120)
-    return batches.physics_truth(states, t_ns, f'{prefix}chassis').messages()
+    return batches.physics_truth(states, t_ns, prefix).messages()
 
 
 def delivered(node):
@@ -77,9 +86,28 @@ def test_imu_node_delivers_the_kernels_rows(ros_context, reference):
             node._take_truth(data)
         got = [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
                for k, _kd, row in out]
-        assert got == [(k, v) for k, v in imu_rows if k + 6 <= STEPS]   # delivered by the end
-        assert all(kd == k + 6 for k, kd, _ in out)                      # delay 0.05 s
+        assert got == [(k, v) for k, v in imu_rows if delivery(k) <= STEPS]   # by the end
+        assert all(kd == delivery(k) for k, kd, _ in out)                      # delay 0.05 s
         assert node.counts['gaps'] == 0 and node.counts['truth'] == STEPS + 1
+    finally:
+        node.destroy_node()
+
+
+def test_a_slow_imu_node_gives_its_first_row_at_the_third_step_as_the_kernel(ros_context):
+    """Below 60 Hz the first row is at k = 2 (spec: IMU), in the node as in the
+    kernel (one rule, acres_sim.core.imu.imu_takes_sample)."""
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, imu_rows, _ = rig_blocks(overrides={'imu.hz': 30.0})
+    node = make_node(ImuNode, **{'imu.hz': 30.0})
+    try:
+        out = delivered(node)
+        for data in truth_messages(states):
+            node._take_truth(data)
+        got = [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
+               for k, _kd, row in out]
+        assert got == [(k, v) for k, v in imu_rows if delivery(k) <= STEPS]
+        assert [k for k, _ in got[:3]] == [2, 4, 8]
     finally:
         node.destroy_node()
 
@@ -94,7 +122,7 @@ def test_gnss_node_delivers_the_kernels_rows(ros_context, reference):
         for data in truth_messages(states):
             node._take_truth(data)
         assert [(k, row) for k, _kd, row in out] == [(k, r) for k, r in gnss_rows
-                                                     if k + 6 <= STEPS]
+                                                     if delivery(k) <= STEPS]
         assert len(out) == 4 * 10
     finally:
         node.destroy_node()

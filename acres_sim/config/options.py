@@ -55,8 +55,7 @@ def _parse_number(text, kind):
 def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris',
                          vehicle_choice=True):
     """Add the rig choice, the config files and the spec's options to ``parser``
-    (without ``vehicle_choice``: no --rig and --vehicle-config; the caller
-    picks the vehicles)."""
+    (without ``vehicle_choice``: no --rig; the caller picks the vehicles)."""
     group = parser.add_argument_group('configuration (the spec\'s command-line options)')
     if vehicle_choice:
         group.add_argument('--rig', default=rig_default, choices=[*RIGS, 'none'],
@@ -64,10 +63,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris',
     group.add_argument('--config', metavar='FILE', dest='opt_config',
                        help='complete sensor configuration instead of the packaged '
                             'sensors.yaml (YAML or the game\'s sensors.json) [-SensorConfig=]')
-    if vehicle_choice:
-        group.add_argument('--vehicle-config', metavar='FILE', dest='opt_vehicle_config',
-                           help='vehicle overlay instead of the rig\'s packaged one '
-                                '[-PolarisSensorConfig=]')
+    group.add_argument('--vehicle-config', metavar='FILE', dest='opt_vehicle_config',
+                       help='vehicle overlay instead of the packaged one (of every vehicle '
+                            'of the run) [-PolarisSensorConfig=]')
     group.add_argument('--site', metavar='FILE', dest='opt_site',
                        help='site georeference instead of the packaged site.yaml')
     for flag, name, game in _VALUE_OPTIONS:

@@ -559,11 +559,11 @@ def vehicle_copies(model, n=1, route=None, laps=0, repeat=False, parked=False, s
 
 
 def vehicle_config(scenario, vehicle, config_file=None, site_file=None, overrides=None,
-                   seed=None, noise=None, add_outages=()):
+                   seed=None, noise=None, add_outages=(), overlay_file=None):
     """The checked configuration of one ``vehicle`` of ``scenario``: the sensor
     file (``config_file`` or the packaged sensors.yaml), the site file
     (``site_file``, else the scenario's, else the packaged site.yaml), the
-    model's overlay, the scenario's seed, the vehicle's sensor keys, then
+    model's overlay (or ``overlay_file``), the scenario's seed, the vehicle's sensor keys, then
     ``overrides`` (sensor keys of the command line), ``seed`` and ``noise``
     (None: not given) and the vehicle's agent index."""
     keys = {} if scenario.seed is None else {'seed': scenario.seed}
@@ -574,7 +574,7 @@ def vehicle_config(scenario, vehicle, config_file=None, site_file=None, override
     if noise is not None:
         keys['noise'] = noise
     keys['agent.index'] = vehicle.agent_index
-    return load_config(rig=vehicle.model, config_file=config_file,
+    return load_config(rig=vehicle.model, config_file=config_file, overlay_file=overlay_file,
                        site_file=site_file or scenario.site or None, overrides=keys,
                        add_outages=add_outages)
 

@@ -6,8 +6,9 @@ DESIGN §3 and the order of the spec's sensor sections:
 
 1. the truth of the step: chassis origin p, rotation R, CoM velocity v, angular
    velocity w, CoM position p_c (:func:`acres_sim.core.physics.truth_from_state`);
-2. the IMU's difference step, then, when its Due time has come, a sample (none,
-   and nothing drawn, before two differences exist);
+2. the IMU's difference step, then a sample when its Due time has come, or
+   at the first step with two differences if a Due came before them
+   (:func:`acres_sim.core.imu.imu_takes_sample`; nothing drawn before);
 3. the INS epoch when due (the first epoch reports gravity only);
 4. the truth record when due (truth.jsonl, at the INS rate);
 5. the antenna position when the GNSS receiver is due (its epochs run right
@@ -49,7 +50,8 @@ from acres_sim.core.geo.epoch import YearTable, decimal_year_kernel, year_table
 from acres_sim.core.geo.site import FRAMES, SiteParams
 from acres_sim.core.geo.utm import central_meridian_rad
 from acres_sim.core.imu import MEMORY_SIZE as IMU_MEMORY_SIZE
-from acres_sim.core.imu import N_DIFF, PHYSICS_DT_S, imu_difference_step, imu_sample_values
+from acres_sim.core.imu import (PHYSICS_DT_S, imu_difference_step, imu_sample_values,
+                               imu_takes_sample)
 from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
@@ -185,7 +187,7 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
             restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1
             imu.last_step[0] = k
             imu_difference_step(p, R, v, w, p_c, imu.lever, restart, PHYSICS_DT_S, imu.memory)
-            if _due(due, DUE_IMU, period, t) and imu.memory[N_DIFF] >= 2.0:
+            if imu_takes_sample(imu.memory, _due(due, DUE_IMU, period, t)):
                 imu_sample_values(imu.memory, imu.bias, imu.sigma[0], imu.sigma[1], imu.rng,
                                   out.imu[n_imu])
                 out.imu_k[n_imu] = k

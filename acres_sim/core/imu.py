@@ -12,10 +12,19 @@ A sample is the mean of the newest two steps plus a constant bias and white
 noise.  The two-step mean cancels anything that flips sign every physics step
 (a zero at 60 Hz: the parked brake solver's +-0.02 m/s chatter vanishes).  A
 sample needs two differences, i.e. three physics steps since the start or since
-the last restart; until then :meth:`ImuModel.sample` gives None and draws
-nothing.  A restart happens at the first step, on ``truth.reset`` and on any
-step that does not follow the previous one (a gap in the truth), so a pose
-jump never shows up as an acceleration.
+the last restart.  A restart happens at the first step, on ``truth.reset`` and
+on any step that does not follow the previous one (a gap in the truth), so a
+pose jump never shows up as an acceleration.
+
+When the first row comes (spec: IMU -- the first row is at the third physics
+step, as the mean needs two differences): the caller's Due is asked at every
+step as usual, and :func:`imu_takes_sample` decides.  A Due that comes while
+fewer than two differences exist is used up but leaves a sample pending; the
+first step with two differences then samples once if one is pending (using up
+its own Due too, if that comes at the same step).  Below 60 Hz the Due after
+t = 0 comes later than the third step, so the pending sample puts the first
+row there; at 60 Hz and above the Due comes at the third step anyway and
+nothing changes.  Until then nothing is drawn.
 
 Random values from the IMU stream: 6 Gaussians at reset (accelerometer bias
 x, y, z, then gyroscope bias x, y, z), then 6 per produced sample (accelerometer
@@ -34,7 +43,8 @@ import numpy as np
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
-__all__ = ['ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step', 'imu_sample_values']
+__all__ = ['ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step', 'imu_sample_values',
+           'imu_takes_sample']
 
 PHYSICS_DT_S = 1.0 / 120.0      # one physics step (spec: Symbols; core.truth.PHYSICS_HZ)
 
@@ -45,7 +55,8 @@ F_OLD = 6       # 6:9   f of the difference before it
 W_NEW = 9       # 9:12  w_b of the newest step, body FLU [rad/s]
 W_OLD = 12      # 12:15 w_b of the step before it
 N_DIFF = 15     # 15    number of differences since the last restart, capped at 2
-MEMORY_SIZE = 16
+PENDING = 16    # 16    1.0: a Due came before two differences existed, a sample is owed
+MEMORY_SIZE = 17
 
 VALUES_AT_RESET = 6
 VALUES_PER_SAMPLE = 6
@@ -105,6 +116,21 @@ def imu_difference_step(p, R, v, w, p_c, r_i, restart, dt, memory):
 
 
 @njit(cache=True)
+def imu_takes_sample(memory, due):
+    """Whether the IMU samples at this step (after its difference step), given
+    whether its Due came (``due``): see the module docstring.  Keeps the
+    pending flag in ``memory``."""
+    if memory[N_DIFF] < 2.0:
+        if due:
+            memory[PENDING] = 1.0
+        return False
+    if due or memory[PENDING] > 0.5:
+        memory[PENDING] = 0.0
+        return True
+    return False
+
+
+@njit(cache=True)
 def imu_sample_values(memory, bias, sigma_a, sigma_g, rng_state, out):
     """One sample into ``out`` (6: specific force then angular rate, body FLU):
     the mean of the two newest steps, plus ``bias`` (6), plus noise drawn as
@@ -130,8 +156,8 @@ def _draw_biases(rng_state, sigma_ba, sigma_bg, bias):
 class ImuModel:
     """One vehicle's IMU.
 
-    Call :meth:`physics_step` with the truth of every physics step, and
-    :meth:`sample` at the sample times (the caller's ``Due(params.hz)``).
+    Call :meth:`physics_step` with the truth of every physics step, then
+    :meth:`sample` with the answer of the caller's ``Due(params.hz)``.
     ``rng`` is the IMU stream (:func:`acres_sim.core.rng.make_stream` with
     'imu'); the model keeps its starting position and draws from its own copy,
     exposed as ``self.rng``.  ``restarts`` counts the restarts of the
@@ -202,11 +228,13 @@ class ImuModel:
         imu_difference_step(truth.p, truth.R, truth.v, truth.w, truth.p_c, self._lever,
                             restart, PHYSICS_DT_S, self._memory)
 
-    def sample(self, t: float) -> Optional[dict]:
-        """The imu.jsonl row of a sample taken at time ``t`` [s] (the current
-        physics step), or None, drawing nothing, while fewer than two
-        differences exist.  The row carries no times: the delay line adds them."""
-        if self._memory[N_DIFF] < 2.0:
+    def sample(self, t: float, due: bool) -> Optional[dict]:
+        """The imu.jsonl row of the current physics step (time ``t`` [s]) or
+        None.  Call it at every step, after :meth:`physics_step`, with
+        ``due`` the answer of the caller's ``Due(params.hz)`` at ``t``; it
+        samples when :func:`imu_takes_sample` says so, and draws nothing
+        otherwise.  The row carries no times: the delay line adds them."""
+        if not imu_takes_sample(self._memory, bool(due)):
             return None
         out = self._out
         imu_sample_values(self._memory, self._bias, self._sigma_a, self._sigma_g,

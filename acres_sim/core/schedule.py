@@ -34,13 +34,14 @@ step whose time reaches it: :func:`delivery_step`, computed once when the
 sample enters the line.  Every entry that is due comes out of one drain,
 oldest first (AirSim releases one per update).  A line drained less often
 than every step (the recorder drains a block of steps at a time) gives each
-entry the step at which a drain at every step would have released it.  The
-comparison allows ``1e-9`` s (:data:`DELAY_TOLERANCE_S`, used in
-:func:`delivery_step` only): with physics times ``k/120`` and the default
-0.05 s, ``k/120 + 0.05`` is one ulp above ``(k+6)/120`` for about one step in
-five, and without the allowance those rows would wait a seventh step.  1e-9 s
-is far below a physics step (8.3 ms) and far above the rounding of episode
-times up to about 10^6 s.
+entry the step at which a drain at every step would have released it.
+
+The comparison has no tolerance: the spec's Drain writes a row at the first
+physics step whose time is at least its available time, both times float64
+(``k / 120`` and ``k_sample / 120 + delay_s``).  With the default 0.05 s,
+``k/120 + 0.05`` comes out one ulp above ``(k+6)/120`` for about one sample
+in five, and those rows are delivered a seventh step after their sample, as
+the spec's comparison decides.
 """
 
 from __future__ import annotations
@@ -49,10 +50,9 @@ from collections import deque
 import math
 from typing import Any, NamedTuple, Optional
 
-__all__ = ['DUE_TOLERANCE_S', 'DELAY_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step']
+__all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step']
 
 DUE_TOLERANCE_S = 1e-8    # spec: Frames and Sample Times (Due)
-DELAY_TOLERANCE_S = 1e-9  # our choice for Drain, see the module docstring
 
 
 class Due:
@@ -155,10 +155,11 @@ class DelayLine:
 def delivery_step(k_sample: int, delay_s: float, hz: int) -> int:
     """The step at which a sample taken at step ``k_sample`` (time k / hz) leaves
     a :class:`DelayLine` of ``delay_s``: the first step k >= k_sample with
-    ``k / hz + DELAY_TOLERANCE_S >= k_sample / hz + delay_s`` -- the one place
-    that compares the times of the delay line."""
+    ``k / hz >= k_sample / hz + delay_s`` in float64, no tolerance (spec: Frames
+    and Sample Times, Emit and Drain) -- the one place that compares the times
+    of the delay line."""
     t_available = k_sample / hz + delay_s
-    k = max(k_sample, math.floor((t_available - DELAY_TOLERANCE_S) * hz) - 1)
-    while k / hz + DELAY_TOLERANCE_S < t_available:
+    k = max(k_sample, math.floor(t_available * hz) - 1)   # a step or two before it
+    while k / hz < t_available:
         k += 1
     return k

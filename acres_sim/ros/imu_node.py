@@ -10,7 +10,7 @@ from :class:`acres_sim.pipeline.channels.ImuChannel`).
 
 import sys
 
-from acres_sim.core.imu import imu_difference_step, imu_sample_values
+from acres_sim.core.imu import imu_difference_step, imu_sample_values, imu_takes_sample
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.ros.sensor_node import SensorNode, run_node
@@ -30,8 +30,8 @@ class ImuNode(SensorNode):
         self.imu = self.vehicle.imu
         self.due = Due(self.vehicle.rates['imu'])
         # compile (or load) the kernels now, before the node is ready (see gnss_node)
-        warmed(self.get_logger().info, [imu_difference_step, imu_sample_values],
-               lambda: warm_imu(self.imu))
+        kernels = [imu_difference_step, imu_takes_sample, imu_sample_values]
+        warmed(self.get_logger().info, kernels, lambda: warm_imu(self.imu))
 
     def reset_model(self):
         self.imu.reset()
@@ -42,9 +42,7 @@ class ImuNode(SensorNode):
         if restart:
             self.due.reset(t)
         self.imu.physics_step(truth)     # a step that does not follow restarts the differences
-        if not self.due.due(t):
-            return ()
-        row = self.imu.sample(t)
+        row = self.imu.sample(t, self.due.due(t))
         return () if row is None else (row,)
 
 
