@@ -232,3 +232,71 @@ def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
     assert summary['gnss']['fix_epochs']['no_fix'] == sum(r['fix_type'] == 'no_fix'
                                                           for r in delivered)
     assert summary['truth']['samples'] == 8 * 100 + 1
+
+
+@pytest.mark.parametrize('noise', [True, False])
+def test_every_covariance_is_the_models_variance_floored(tmp_path_factory, noise):
+    """One rule for the covariance of every sensor message: each variance on
+    the diagonal is the model's sigma squared, zero with --no-noise (the spec's
+    -SensorNoNoise zeroes every sigma), never below 1e-12; off the diagonal
+    zero.  The sigmas are read from the configuration here, the GNSS
+    receiver's from its rows."""
+    import math
+
+    import numpy as np
+
+    from acres_sim.config import load_config
+
+    out = recorded(tmp_path_factory, f'noise_{noise}', *([] if noise else ['--no-noise']))
+    c = load_config(rig='polaris')
+
+    def floored(variance):
+        return max(variance, 1e-12)
+
+    def var(key, degrees=False):
+        sigma = math.radians(c[key]) if degrees else c[key]
+        return floored(sigma ** 2 if noise else 0.0)
+
+    position = (c['ins.position_sigma_m'] ** 2 + c['ins.position_white_m'] ** 2) if noise else 0.0
+    fix = [floored(position), floored(position), floored(2.25 * position)]
+    attitude, heading = var('ins.attitude_sigma_deg', True), var('ins.heading_sigma_deg', True)
+    ins_gyro, ins_accel = var('ins.gyro_white_radps'), var('ins.accel_white_mps2')
+    expected = {
+        ('/imu/data_raw', 'linear_acceleration_covariance'): [var('imu.accel_std_mps2')] * 3,
+        ('/imu/data_raw', 'angular_velocity_covariance'): [var('imu.gyro_std_radps')] * 3,
+        ('/oxts/imu', 'orientation_covariance'): [attitude, attitude, heading],
+        ('/oxts/imu', 'angular_velocity_covariance'): [ins_gyro] * 3,
+        ('/oxts/imu', 'linear_acceleration_covariance'): [ins_accel] * 3,
+        ('/oxts/fix', 'position_covariance'): fix,
+        ('/vehicle/odom', 'pose.covariance'): fix + [attitude, attitude, heading],
+        ('/vehicle/odom', 'twist.covariance'): [var('ins.velocity_white_mps')] * 3
+                                               + [ins_gyro] * 3,
+    }
+    gnss = {round(r['sample_time_s'] * 1e9): r for r in rows(out / 'gnss.jsonl')}
+    seen = set()
+    with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        for connection, _t, raw in reader.messages():
+            topic = connection.topic
+            if topic not in {t for t, _ in expected} | {'/gnss_receiver/fix'}:
+                continue
+            message = reader.deserialize(raw, connection.msgtype)
+            if topic == '/gnss_receiver/fix':
+                stamp = message.header.stamp.sec * 10**9 + message.header.stamp.nanosec
+                row = gnss[min(gnss, key=lambda t: abs(t - stamp))]
+                if row['covariance_enu_m2'] is None:      # no fix: covariance unknown
+                    assert not np.any(message.position_covariance)
+                    continue
+                want = [floored(v) for v in row['covariance_enu_m2']]
+                fields = {'position_covariance': want}
+            else:
+                fields = {field: want for (t, field), want in expected.items() if t == topic}
+            for field, want in fields.items():
+                value = message
+                for part in field.split('.'):
+                    value = getattr(value, part)
+                n = len(want)
+                cov = np.asarray(value, dtype=float).reshape(n, n)
+                assert list(np.diag(cov)) == pytest.approx(want, rel=1e-12, abs=0), (topic, field)
+                assert not np.any(cov - np.diag(np.diag(cov))), (topic, field)
+                seen.add((topic, field))
+    assert seen == set(expected) | {('/gnss_receiver/fix', 'position_covariance')}

@@ -88,7 +88,7 @@ class MessageBatches:
         self.typestore = typestore
         self.imu_var, self.ins_var = imu_var, ins_var
         self.pose_cov = msg.diag6(pose_variance, floor=msg.MIN_VARIANCE)
-        self.twist_cov = msg.diag6(ins_var['twist_var'])
+        self.twist_cov = msg.diag6(ins_var['twist_var'], floor=msg.MIN_VARIANCE)
         self.fix_cov = msg.diag3(position_variance)
         self._layouts = {}
 

@@ -6,12 +6,17 @@ Conventions (DESIGN.md section 5, REP-103/105/145):
 
 * stamps are integer nanoseconds (:func:`ns_from_seconds` rounds a time in
   seconds, e.g. ``k / 120``, to the nearest nanosecond);
+* covariances, one rule for every sensor message (the GNSS and INS fixes,
+  both IMUs, the INS pose and twist): each variance on the diagonal is the
+  model's sigma squared -- zero with the noise off (``noise: false``, the
+  spec's -SensorNoNoise sets every sigma to zero) -- floored at
+  :data:`MIN_VARIANCE`, so a message never says "unknown" (all zero) for a
+  value it knows; only the ground truth carries zero covariances (exact);
 * NavSatFix: covariance in ENU m^2, ``COVARIANCE_TYPE_DIAGONAL_KNOWN``; a row
   without a position gives ``STATUS_NO_FIX``, NaN position and covariance type
   ``UNKNOWN``;
 * Imu: a field that is not provided has ``-1`` in element 0 of its covariance
-  (the IMU gives no orientation); covariances are never all zero (variances
-  are floored at :data:`MIN_VARIANCE`);
+  (the IMU gives no orientation);
 * Odometry: pose in ``header.frame_id``, twist in ``child_frame_id``;
 * the Polaris INS IMU message uses the OxTS mounting axes x left, y forward,
   z down (:mod:`acres_sim.core.frames` defines them).
@@ -32,7 +37,8 @@ __all__ = [
     'FIX_STATUS', 'MIN_VARIANCE', 'SERVICE_GNSS', 'TYPESTORE',
     'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
-    'ins_velocity', 'navsat_fix_from_gnss_row', 'navsat_service', 'nmea_string', 'ns_from_seconds',
+    'ins_velocity', 'model_variance', 'navsat_fix_from_gnss_row', 'navsat_service',
+    'nmea_string', 'ns_from_seconds',
     'ns_from_steps', 'stamp', 'tf_message',
     'transform_from_odometry', 'transform_stamped', 'utm_odometry',
 ]
@@ -189,7 +195,8 @@ def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: i
 
     Status from ``fix_type`` (:data:`FIX_STATUS`); latitude, longitude and
     altitude (ellipsoidal height) of the row's output frame; covariance the
-    ENU diagonal ``covariance_enu_m2``, ``DIAGONAL_KNOWN``.  A row in no_fix,
+    ENU diagonal ``covariance_enu_m2`` (floored at :data:`MIN_VARIANCE`),
+    ``DIAGONAL_KNOWN``.  A row in no_fix,
     or a row without geodetic keys (site disabled), gives ``STATUS_NO_FIX``,
     NaN position and ``COVARIANCE_TYPE_UNKNOWN``.
     """
@@ -208,7 +215,7 @@ def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: i
             cov = np.zeros(9, dtype=np.float64)
             cov_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
         else:
-            cov = diag3(cov_enu, floor=0.0)
+            cov = diag3(cov_enu)
             cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     return NavSatFix(
         header=header(stamp_ns, frame_id),
@@ -261,11 +268,23 @@ def diagnostics_from_gnss_row(row: dict, stamp_ns: int, name: str, hardware_id: 
 # ----------------------------------------------------------------------------
 # IMU
 
+def model_variance(cfg, key, degrees=False) -> float:
+    """The variance of the model's sigma ``key`` of a loaded config: its square,
+    or zero with the noise off (``noise``; spec: Command-Line Options, where
+    -SensorNoNoise sets every error, bias and noise of every sensor to zero).
+    ``degrees``: the sigma is in degrees, the variance in rad^2."""
+    if not cfg['noise']:
+        return 0.0
+    sigma = float(cfg[key])
+    return (math.radians(sigma) if degrees else sigma) ** 2
+
+
 def imu_variances(cfg) -> dict:
     """``accel_var`` and ``gyro_var`` for :func:`imu_from_imu_row` from a loaded
-    config: the white-noise σ² (``imu.accel_std_mps2``, ``imu.gyro_std_radps``)."""
-    return {'accel_var': float(cfg['imu.accel_std_mps2']) ** 2,
-            'gyro_var': float(cfg['imu.gyro_std_radps']) ** 2}
+    config: the white-noise σ² (``imu.accel_std_mps2``, ``imu.gyro_std_radps``;
+    :func:`model_variance`)."""
+    return {'accel_var': model_variance(cfg, 'imu.accel_std_mps2'),
+            'gyro_var': model_variance(cfg, 'imu.gyro_std_radps')}
 
 
 def imu_from_imu_row(row: dict, stamp_ns: int, frame_id: str, accel_var, gyro_var):
@@ -293,12 +312,12 @@ def ins_variances(cfg) -> dict:
     ``orientation_var`` (roll, pitch, yaw: attitude_sigma_deg² twice,
     heading_sigma_deg², in rad²), ``gyro_var``, ``accel_var`` (white σ²) for
     :func:`ins_imu`, and ``twist_var`` (velocity_white σ² ×3, gyro_white σ² ×3)
-    for :func:`utm_odometry`."""
-    att = math.radians(float(cfg['ins.attitude_sigma_deg'])) ** 2
-    hdg = math.radians(float(cfg['ins.heading_sigma_deg'])) ** 2
-    gyro = float(cfg['ins.gyro_white_radps']) ** 2
-    accel = float(cfg['ins.accel_white_mps2']) ** 2
-    vel = float(cfg['ins.velocity_white_mps']) ** 2
+    for :func:`utm_odometry` (each :func:`model_variance`)."""
+    att = model_variance(cfg, 'ins.attitude_sigma_deg', degrees=True)
+    hdg = model_variance(cfg, 'ins.heading_sigma_deg', degrees=True)
+    gyro = model_variance(cfg, 'ins.gyro_white_radps')
+    accel = model_variance(cfg, 'ins.accel_white_mps2')
+    vel = model_variance(cfg, 'ins.velocity_white_mps')
     return {'orientation_var': (att, att, hdg), 'gyro_var': gyro, 'accel_var': accel,
             'twist_var': (vel, vel, vel, gyro, gyro, gyro)}
 
@@ -379,10 +398,11 @@ def utm_odometry(odom: dict, stamp_ns: int, *, frame_id: str = None, child_frame
     the frame ``utm``; pose covariance the 6-value ``covariance`` diagonal
     (x, y, z, roll, pitch, yaw); twist ``linear_flu_mps`` / ``angular_flu_radps``
     in the child frame ``base_footprint``; twist covariance ``twist_var``
-    (6 values) if given (the row has none), else zero.  ``frame_id`` and
+    (6 values, floored at :data:`MIN_VARIANCE`) if given (the row has none),
+    else zero.  ``frame_id`` and
     ``child_frame_id`` override the row's names (e.g. with an agent prefix)."""
     odom = _sub(odom, 'odom')
-    twist_cov = np.zeros(36) if twist_var is None else diag6(twist_var)
+    twist_cov = np.zeros(36) if twist_var is None else diag6(twist_var, floor=MIN_VARIANCE)
     return Odometry(
         header=header(stamp_ns, frame_id or _frame(odom, 'frame', 'frame_id', default='utm')),
         child_frame_id=(child_frame_id
