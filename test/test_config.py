@@ -77,12 +77,26 @@ def test_game_json_with_polaris_overlay_equals_packaged_polaris():
 
 
 def test_maxxum_has_the_ins_at_base_footprint_with_code_defaults():
+    """Spec: the Maxxum has no sensor overlay; it gets the INS (with the code
+    defaults), its antenna and IMU the defaults of sensors.json."""
+    assert read_layer(config_dir() / 'sensors_maxxum.yaml') == {'ins.enabled': True}
     maxxum = load_config(rig='maxxum')
     assert maxxum['ins.enabled'] is True
-    assert maxxum['mount_frame'] == 'base_footprint'
+    assert maxxum['mount_frame'] == 'chassis'
+    assert maxxum['gnss.antenna_flu_m'] == [0.0, 0.0, 1.7]
+    assert maxxum['imu.position_flu_m'] == [0.0, 0.0, 0.0]
     for name, value in INS_CODE_DEFAULTS.items():
         if name != 'ins.enabled':
             assert maxxum[name] == value, name
+
+
+@pytest.mark.parametrize('how', ['overlay_file', 'config_file'])
+def test_the_optional_maxxum_cab_overlay_sets_the_estimated_mounts(how):
+    cab = load_config(rig='maxxum', **{how: config_dir() / 'sensors_maxxum_cab.yaml'})
+    assert cab['mount_frame'] == 'base_footprint' and cab['ins.enabled'] is True
+    assert cab['gnss.antenna_flu_m'] == [0.9, 0.0, 2.95]
+    assert cab['imu.position_flu_m'] == [0.3, 0.0, 1.2]
+    assert cab['ins.position_flu_m'] == [0.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize('name, low, high', SPEC_RANGES)

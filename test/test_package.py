@@ -54,7 +54,8 @@ def as_python(value):
 
 @pytest.mark.requires_rclpy
 @pytest.mark.parametrize('name', ['site.yaml', 'sensors.yaml', 'sensors_polaris.yaml',
-                                  'sensors_maxxum.yaml', 'resolved', 'handwritten'])
+                                  'sensors_maxxum.yaml', 'sensors_maxxum_cab.yaml', 'resolved',
+                                  'handwritten'])
 def test_rcl_reads_the_parameter_files_as_acres_sim_does(name, tmp_path, ros_domain_id):
     path = tmp_path / f'{name}.yaml'
     if name == 'resolved':

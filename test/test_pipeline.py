@@ -44,12 +44,39 @@ def test_a_vehicle_has_its_mounts_rates_and_enabled_sensors_only():
     assert vehicle.rates == {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': 5.0,
                              'truth': config['ins.hz']}
     p = vehicle.params
-    for sensor, key in (('gnss', 'gnss.antenna_flu_m'), ('imu', 'imu.position_flu_m'),
-                        ('ins', 'ins.position_flu_m')):
+    for sensor, key, origin in (('gnss', 'gnss.antenna_flu_m', config['mount_frame']),
+                                ('imu', 'imu.position_flu_m', config['mount_frame']),
+                                ('ins', 'ins.position_flu_m', 'base_footprint')):
         np.testing.assert_array_equal(vehicle.arms[sensor], lever_arm_from_chassis(
-            config[key], config['mount_frame'], p.wheelbase_m, p.cog_height_m))
+            config[key], origin, p.wheelbase_m, p.cog_height_m))
     assert vehicle.route.name == 'field' and vehicle.start_pose == vehicle.route.start_pose()
     assert vehicle.delay_s == config['delay_s']
+
+
+@pytest.mark.parametrize('rig', ['maxxum', 'polaris'])
+def test_the_mounts_of_each_vehicle_as_the_spec_places_them(rig):
+    """Spec, Frames and INS: base_footprint is the middle of the rear axle on
+    the ground, the chassis origin 0.4 wheelbase ahead of it at the height of
+    the centre of gravity.  The Maxxum: antenna [0, 0, 1.7] and IMU [0, 0, 0]
+    from the chassis origin (sensors.json's defaults), the INS at
+    base_footprint; the Polaris: every mount from base_footprint, its INS at
+    base_footprint too."""
+    vehicle = build_vehicle(load_config(rig=rig), rig, sensors=())
+    wheelbase, cog = vehicle.params.wheelbase_m, vehicle.params.cog_height_m
+    chassis = np.array([0.4 * wheelbase, 0.0, cog])          # in base_footprint
+    if rig == 'maxxum':
+        antenna, imu = np.array([0.0, 0.0, 1.7]), np.zeros(3)    # from the chassis
+    else:
+        antenna, imu = np.array([1.1, 0.0, 2.15]) - chassis, np.array([0.95, -0.45, 0.7]) - chassis
+    np.testing.assert_allclose(vehicle.arms['gnss'], antenna, atol=1e-12)
+    np.testing.assert_allclose(vehicle.arms['imu'], imu, atol=1e-12)
+    np.testing.assert_allclose(vehicle.arms['ins'], -chassis, atol=1e-12)
+    tf = {t.child_frame_id: t.transform.translation for t in static_tf([vehicle]).transforms}
+    fix_frame = 'navsat_link' if rig == 'polaris' else 'gnss_link'
+    for frame, where in (('gnss_antenna', chassis + antenna), ('imu_link', chassis + imu),
+                         ('oxts_link', np.zeros(3)), (fix_frame, np.zeros(3))):
+        t = tf[frame]
+        np.testing.assert_allclose([t.x, t.y, t.z], where, atol=1e-12, err_msg=frame)
 
 
 def test_only_the_sensors_asked_for_and_no_follower_without_a_route(polaris):

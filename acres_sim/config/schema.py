@@ -144,7 +144,8 @@ KEYS = (
     Key('delay_s', 'float', 0.05, 'Modelled latency of the GNSS, IMU and INS rows.', 's',
         low=0.0, high=10.0),
     Key('mount_frame', 'str', 'chassis',
-        'Origin of the sensor lever arms: the chassis origin or base_footprint.',
+        'Origin of the antenna and IMU lever arms: the chassis origin or base_footprint '
+        '(the INS point is always from base_footprint).',
         choices=('chassis', 'base_footprint'), polaris='base_footprint'),
     Key('noise', 'bool', True,
         'acres_sim: false sets every error, bias and noise to zero (the spec\'s no-noise '
@@ -247,7 +248,8 @@ KEYS = (
     # --- INS (defaults: the spec's "Code" column; Polaris: the overlay) ---
     Key('ins.enabled', 'bool', False, 'The INS is on.', polaris=True),
     _rate('ins.hz', 100.0, 'Epoch rate.'),
-    _lever('ins.position_flu_m', [0.0, 0.0, 0.0], 'The point the INS reports (body FLU).'),
+    _lever('ins.position_flu_m', [0.0, 0.0, 0.0],
+           'The point the INS reports, from base_footprint (body FLU).'),
     _nonneg('ins.position_sigma_m', 0.01, 'm', 'Gauss-Markov position error (up: 1.5 times).'),
     _positive('ins.position_tau_s', 30.0, 's', 'Correlation time of the six error states.'),
     _nonneg('ins.position_white_m', 0.003, 'm', 'White position noise.'),

@@ -13,8 +13,8 @@ from acres_sim.core.frames import (OXTS_MOUNT_XYZW, chassis_in_base_footprint,
                                    lever_arm_from_chassis)
 from acres_sim.core.quaternion import q_z
 
-__all__ = ['ANTENNA_FRAME', 'GNSS_TOPICS', 'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_TOPICS',
-           'OXTS_IMU_FRAME', 'TRUTH_TOPIC', 'InsTopics', 'lever_arm',
+__all__ = ['ANTENNA_FRAME', 'GNSS_TOPICS', 'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_POINT_KEY',
+           'INS_TOPICS', 'OXTS_IMU_FRAME', 'TRUTH_TOPIC', 'InsTopics', 'lever_arm', 'mount_origin',
            'mount_transforms', 'utm_to_map']
 
 
@@ -50,9 +50,24 @@ OXTS_IMU_FRAME = 'oxts_imu_link'
 _IDENTITY = (0.0, 0.0, 0.0, 1.0)
 
 
+#: The mount measured from base_footprint whatever ``mount_frame`` says: the
+#: INS point.  The spec's INS section puts the INS of the Polaris and of the
+#: Maxxum at base_footprint with ``ins.position_flu_m`` [0, 0, 0], while the
+#: Maxxum keeps the default ``mount_frame`` chassis for its antenna and IMU;
+#: the INS point is thus always given from base_footprint (the child frame of
+#: its odometry), the antenna and the IMU from ``mount_frame``.
+INS_POINT_KEY = 'ins.position_flu_m'
+
+
+def mount_origin(config, key):
+    """The frame the mount ``key`` is measured from: 'chassis' or 'base_footprint'."""
+    return 'base_footprint' if key == INS_POINT_KEY else config['mount_frame']
+
+
 def lever_arm(config, key, vehicle):
-    """The mount of ``key`` (e.g. 'imu.position_flu_m') as a lever arm from the chassis origin."""
-    return lever_arm_from_chassis(config[key], config['mount_frame'], vehicle.wheelbase_m,
+    """The mount of ``key`` (e.g. 'imu.position_flu_m') as a lever arm from the
+    chassis origin (measured from :func:`mount_origin`)."""
+    return lever_arm_from_chassis(config[key], mount_origin(config, key), vehicle.wheelbase_m,
                                   vehicle.cog_height_m)
 
 
@@ -60,7 +75,7 @@ def mount_transforms(config, vehicle, rig, prefix=''):
     """The static transforms base_footprint -> each sensor mount of one vehicle,
     every frame with the agent's ``prefix`` (e.g. 'agent1/')."""
     chassis = chassis_in_base_footprint(vehicle.wheelbase_m, vehicle.cog_height_m)
-    ins_arm = lever_arm(config, 'ins.position_flu_m', vehicle)
+    ins_arm = lever_arm(config, INS_POINT_KEY, vehicle)
     mounts = [(ANTENNA_FRAME, lever_arm(config, 'gnss.antenna_flu_m', vehicle), _IDENTITY),
               (IMU_FRAME, lever_arm(config, 'imu.position_flu_m', vehicle), _IDENTITY),
               (INS_FRAME, ins_arm, _IDENTITY),
