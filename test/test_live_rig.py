@@ -131,7 +131,7 @@ FRAMES = {
     'maxxum': {'/odom': ('utm', 'base_footprint'), '/gnss/fix': ('gnss_link',),
                '/imu/data': ('oxts_link',), '/ground_truth/odom': ('utm', 'base_footprint'),
                '/gnss_receiver/fix': ('gnss_antenna',), '/imu/data_raw': ('imu_link',),
-               '/sim/truth': ('map', 'chassis')},
+               '/sim/truth': ('grid', 'chassis')},
 }
 # messages per simulated second: a number or the configuration key of the rate
 RATES = {'/clock': 120, '/sim/truth': 120, '/gnss_receiver/fix': 'gnss.hz',

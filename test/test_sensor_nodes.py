@@ -45,7 +45,7 @@ def truth_messages(states, prefix=''):
     c = load_config(rig='polaris')
     batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
     t_ns = msg.ns_from_steps(np.arange(len(states)), 120)
-    return batches.physics_truth(states, t_ns, f'{prefix}chassis').messages()
+    return batches.physics_truth(states, t_ns, prefix).messages()
 
 
 def delivered(node):

@@ -25,9 +25,10 @@ from acres_sim.core.ins import (F_INS, LLH, Q_INS, Q_UTM, Q_UTM_TRUE, UTM, UTM_T
 from acres_sim.core.truth import T_P, T_Q, T_V, T_W
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.cdr import FixedLayout
-from acres_sim.pipeline.topics import INS_FRAME, OXTS_IMU_FRAME
+from acres_sim.pipeline.topics import (BASE_FRAME, CHASSIS_FRAME, GRID_FRAME, INS_FRAME,
+                                      OXTS_IMU_FRAME, UTM_FRAME)
 
-__all__ = ['Encoded', 'MessageBatches']
+__all__ = ['Encoded', 'MessageBatches', 'truth_offsets']
 
 _column = FixedLayout.column
 
@@ -117,8 +118,7 @@ class MessageBatches:
     def _odometry(self, t_ns, frame_id, child_frame_id, position, orientation, linear, angular,
                   pose_cov=None, twist_cov=None):
         """nav_msgs/Odometry from columns; covariances zero unless given."""
-        layout = self.layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
-                              ('child_frame_id', child_frame_id))
+        layout = self._odometry_layout(frame_id, child_frame_id)
         arr = layout.empty(len(t_ns))
         _stamps(arr, 'header.stamp.', t_ns)
         _vector(arr, 'pose.pose.position', position)
@@ -130,6 +130,10 @@ class MessageBatches:
         if twist_cov is not None:
             _column(arr, 'twist.covariance')[:] = twist_cov
         return _encoded(layout, arr)
+
+    def _odometry_layout(self, frame_id, child_frame_id):
+        return self.layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
+                           ('child_frame_id', child_frame_id))
 
     def odometry_tf(self, results, t_ns, frame_id, child_frame_id):
         """/tf with the one transform of the UTM odometry (messages.transform_from_odometry)."""
@@ -198,28 +202,36 @@ class MessageBatches:
         (kind, Encoded) in publishing order: 'odom', 'tf' (with ``tf``), 'fix',
         'imu', 'velocity' (if the vehicle has it), 'truth'.  The recorder and
         the live sim node both take them from here."""
-        base = f'{prefix}base_footprint'
+        base = prefix + BASE_FRAME
         imu_frame = OXTS_IMU_FRAME if topics.oxts_axes else INS_FRAME
-        out = [('odom', self.utm_odometry(results, t_ns, 'utm', base))]
+        out = [('odom', self.utm_odometry(results, t_ns, UTM_FRAME, base))]
         if tf:
-            out.append(('tf', self.odometry_tf(results, t_ns, 'utm', base)))
+            out.append(('tf', self.odometry_tf(results, t_ns, UTM_FRAME, base)))
         out.append(('fix', self.ins_fix(results, t_ns, prefix + topics.fix_frame)))
         out.append(('imu', self.ins_imu(results, t_ns, prefix + imu_frame,
                                         oxts_axes=topics.oxts_axes)))
         if topics.velocity:
             out.append(('velocity', self.ins_velocity(results, t_ns, prefix + INS_FRAME)))
-        out.append(('truth', self.ground_truth_odometry(results, t_ns, 'utm', base)))
+        out.append(('truth', self.ground_truth_odometry(results, t_ns, UTM_FRAME, base)))
         return out
 
     # -- the truth stream of the live sim node
-    def physics_truth(self, states, t_ns, child_frame_id):
-        """sim/truth: nav_msgs/Odometry in frame map of the states (n, TRUTH_SIZE)
-        of :attr:`acres_sim.core.block.Block.states` -- the chassis origin, the
+    def truth_layout(self, frame_prefix):
+        """The layout of one vehicle's sim/truth messages (nav_msgs/Odometry,
+        frame grid, child <prefix>chassis): the one the sim node encodes them
+        with (:meth:`physics_truth`) and the sensor nodes read them by
+        (:func:`truth_offsets`)."""
+        return self._odometry_layout(GRID_FRAME, frame_prefix + CHASSIS_FRAME)
+
+    def physics_truth(self, states, t_ns, frame_prefix):
+        """sim/truth: nav_msgs/Odometry in frame grid (the tile's survey-grid
+        ENU, the physics' world; not in TF) of the states (n, TRUTH_SIZE) of
+        :attr:`acres_sim.core.block.Block.states` -- the chassis origin, the
         state's quaternion, and the CoM velocity and angular velocity in world
         axes (not the child frame: these are the physics' own numbers)."""
-        return self._odometry(t_ns, 'map', child_frame_id, states[:, T_P:T_P + 3],
-                              states[:, T_Q:T_Q + 4], states[:, T_V:T_V + 3],
-                              states[:, T_W:T_W + 3])
+        return self._odometry(t_ns, GRID_FRAME, frame_prefix + CHASSIS_FRAME,
+                              states[:, T_P:T_P + 3], states[:, T_Q:T_Q + 4],
+                              states[:, T_V:T_V + 3], states[:, T_W:T_W + 3])
 
     # -- the IMU
     def imu_raw(self, values, t_ns, frame_id):
@@ -236,3 +248,14 @@ class MessageBatches:
         arr['linear_acceleration_covariance'] = msg.diag3(self.imu_var['accel_var'])
         return _encoded(layout, arr)
 
+
+def truth_offsets(layout):
+    """Offsets in a sim/truth message (of :meth:`MessageBatches.truth_layout`)
+    of the stamp, of position + orientation and of linear + angular velocity
+    (each run of doubles contiguous, as CDR lays them out)."""
+    pose = layout.offset('pose.pose.position.x')
+    twist = layout.offset('twist.twist.linear.x')
+    if (layout.offset('pose.pose.orientation.w') != pose + 6 * 8
+            or layout.offset('twist.twist.angular.z') != twist + 5 * 8):
+        raise ValueError('the truth message does not hold its pose and twist as runs of doubles')
+    return layout.offset('header.stamp.sec'), pose, twist

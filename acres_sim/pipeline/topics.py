@@ -4,6 +4,22 @@ transforms (DESIGN §5, the spec's topic table).
 The headless recorder writes these topics into its bag and the live nodes
 publish them, so both take the names from here.  Nothing here imports ROS:
 transforms are plain ``(parent, child, translation, rotation xyzw)`` tuples.
+
+The world frames, each a position published in one of them being that frame
+to the millimetre everywhere on the tile:
+
+* ``utm`` (:data:`UTM_FRAME`): the UTM zone of the INS (``ins.utm_zone``), of
+  its odometry, its ground truth and the TF ``utm -> base_footprint``;
+* ``map`` (:data:`MAP_FRAME`): the rigid frame of the static ``utm -> map``
+  (the tile origin's UTM position, turned by the grid rotation there), so
+  rviz can work in small numbers; nothing is published in it;
+* ``grid`` (:data:`GRID_FRAME`): the tile's survey-grid ENU, the physics'
+  world, in which the scene, the routes, the spawn poses and ``sim/truth``
+  are given.  The spec's Frames section makes the ENU axes the grid axes of
+  EPSG:2968, not a tangent frame; the UTM and survey-grid projections differ
+  in scale by 0.37 mm per metre on the tile (5.9 cm at 160 m from the
+  origin), so no rigid transform relates ``grid`` to ``utm`` or ``map`` to a
+  millimetre, and ``grid`` has no place in TF.
 """
 
 import math
@@ -13,8 +29,9 @@ from acres_sim.core.frames import (OXTS_MOUNT_XYZW, chassis_in_base_footprint,
                                    lever_arm_from_chassis)
 from acres_sim.core.quaternion import q_z
 
-__all__ = ['ANTENNA_FRAME', 'GNSS_TOPICS', 'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_POINT_KEY',
-           'INS_TOPICS', 'OXTS_IMU_FRAME', 'TRUTH_TOPIC', 'InsTopics', 'lever_arm', 'mount_origin',
+__all__ = ['ANTENNA_FRAME', 'BASE_FRAME', 'CHASSIS_FRAME', 'GNSS_TOPICS', 'GRID_FRAME',
+           'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_POINT_KEY', 'INS_TOPICS', 'MAP_FRAME',
+           'OXTS_IMU_FRAME', 'TRUTH_TOPIC', 'UTM_FRAME', 'InsTopics', 'lever_arm', 'mount_origin',
            'mount_transforms', 'utm_to_map']
 
 
@@ -39,9 +56,13 @@ INS_TOPICS = {
 GNSS_TOPICS = {'fix': 'gnss_receiver/fix', 'nmea': 'gnss_receiver/nmea'}
 IMU_TOPIC = 'imu/data_raw'
 # The physics-rate truth the sim node sends its sensor nodes (nav_msgs/Odometry
-# in frame map): chassis origin and the state's quaternion, and -- unlike an
-# odometry message -- the CoM velocity and angular velocity in world axes.
+# in frame grid, child <prefix>chassis): chassis origin and the state's
+# quaternion, and -- unlike an odometry message -- the CoM velocity and angular
+# velocity in world axes.
 TRUTH_TOPIC = 'sim/truth'
+
+UTM_FRAME, MAP_FRAME, GRID_FRAME = 'utm', 'map', 'grid'   # see the module docstring
+BASE_FRAME, CHASSIS_FRAME = 'base_footprint', 'chassis'
 
 ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
 # The Polaris INS IMU message is in the OxTS unit's axes: its own frame,
@@ -82,16 +103,18 @@ def mount_transforms(config, vehicle, rig, prefix=''):
               (INS_TOPICS[rig].fix_frame, ins_arm, _IDENTITY)]
     if INS_TOPICS[rig].oxts_axes:
         mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_MOUNT_XYZW))
-    return [(f'{prefix}base_footprint', prefix + child,
+    return [(prefix + BASE_FRAME, prefix + child,
              tuple(float(a) for a in chassis + arm), rotation)
             for child, arm, rotation in mounts]
 
 
 def utm_to_map(config, site):
     """The static utm -> map: the tile origin in the INS's UTM zone, turned by
-    the grid rotation there (so rviz can work in small numbers in map)."""
+    the grid rotation there (so rviz can work in small numbers in map).  It
+    is rigid: ``map`` matches ``grid`` at the origin only (see the module
+    docstring)."""
     frame = 'nad83_2011' if config['ins.frame'] == 'nad83' else config['ins.frame']
     zone = config['ins.utm_zone']
     e0, n0, h0 = site.enu_to_utm(0.0, 0.0, 0.0, 0.0, frame, zone)
     alpha = math.radians(site.grid_rotation_deg(0.0, 0.0, 0.0, 0.0, frame, zone))
-    return ('utm', 'map', (float(e0), float(n0), float(h0)), tuple(q_z(-alpha)))
+    return (UTM_FRAME, MAP_FRAME, (float(e0), float(n0), float(h0)), tuple(q_z(-alpha)))

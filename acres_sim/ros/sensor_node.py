@@ -49,7 +49,7 @@ from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.parent import end_with_parent, parent_gone
 from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.cdr import FixedLayout
+from acres_sim.pipeline.batches import truth_offsets
 from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.vehicle import build_vehicle
@@ -62,8 +62,7 @@ from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'step_from_stamp',
-           'truth_layout']
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'step_from_stamp']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
 PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
@@ -78,23 +77,6 @@ def step_from_stamp(sec, nanosec):
 
 
 _STAMP = struct.Struct('<iI')
-
-
-def truth_offsets(layout):
-    """Offsets in a truth message of the stamp, of position + orientation and of
-    linear + angular velocity (each run of doubles contiguous, as CDR lays them out)."""
-    pose = layout.offset('pose.pose.position.x')
-    twist = layout.offset('twist.twist.linear.x')
-    assert layout.offset('pose.pose.orientation.w') == pose + 6 * 8
-    assert layout.offset('twist.twist.angular.z') == twist + 5 * 8
-    return layout.offset('header.stamp.sec'), pose, twist
-
-
-def truth_layout(frame_prefix):
-    """The CDR layout of one vehicle's truth message (nav_msgs/Odometry, frame
-    map, child <prefix>chassis)."""
-    return FixedLayout(msg.TYPESTORE, 'nav_msgs/msg/Odometry',
-                       {'header.frame_id': 'map', 'child_frame_id': f'{frame_prefix}chassis'})
 
 
 class SensorNode(Node):
@@ -123,7 +105,7 @@ class SensorNode(Node):
         self._state = np.zeros(STATE_SIZE)
         params = self.vehicle.params
         self._com = np.array([params.com_x_m, params.com_y_m, params.com_z_m])
-        self._layout = truth_layout(self.frame_prefix)
+        self._layout = self.vehicle.batches.truth_layout(self.frame_prefix)
         self._stamp_at, self._pose_at, self._twist_at = truth_offsets(self._layout)
         self._state[S_QX + 3] = 1.0
         warmed(self.get_logger().info, [truth_from_state], warm_truth)   # before the truth

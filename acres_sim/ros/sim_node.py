@@ -494,8 +494,7 @@ class SimNode(Node):
     def _encode(self, agent, b, t_ns):
         """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS)."""
         vehicle = agent.vehicle
-        truth = vehicle.batches.physics_truth(b.states, t_ns,
-                                              f'{vehicle.frame_prefix}chassis').messages()
+        truth = vehicle.batches.physics_truth(b.states, t_ns, vehicle.frame_prefix).messages()
         ins_at = {}
         if agent.ins_channel is None or not len(b.ins_k):
             return truth, ins_at
