@@ -9,6 +9,7 @@ file is invalid.
 """
 
 import argparse
+import datetime
 import math
 import os
 from pathlib import Path
@@ -151,8 +152,8 @@ def cmd_bag_repair(args):
               'nothing to repair')
         return 0
     print(f'{repaired.path}: repaired ({repaired.damaged}): {repaired.messages} messages on '
-          f'{repaired.topics} topics, up to t = {repaired.end_ns / 1e9:g} s; the damaged file '
-          'is kept as *.mcap.damaged')
+          f'{repaired.topics} topics, up to {_utc_of_ns(repaired.end_ns)} (ROS time); the '
+          'damaged file is kept as *.mcap.damaged')
     return 0
 
 
@@ -316,6 +317,13 @@ def _check_latlon(lat, lon, given='latitude / longitude'):
     if not -90.0 <= lat <= 90.0 or not -180.0 <= lon <= 180.0:
         raise UsageError(f'{given}: latitude {lat:g} / longitude {lon:g} is not a point on the '
                          'Earth (allowed -90..90, -180..180 degrees)')
+
+
+def _utc_of_ns(t_ns):
+    """A ROS time [ns] as an ISO 8601 UTC time to the microsecond."""
+    utc = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) \
+        + datetime.timedelta(microseconds=t_ns // 1000)
+    return utc.isoformat().replace('+00:00', 'Z')
 
 
 def cmd_geo(args):

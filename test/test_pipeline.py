@@ -4,6 +4,10 @@ bytes.  References: the row builders of acres_sim.pipeline.messages
 serialised by rosbags, the lever-arm formula of acres_sim.core.frames, and
 the spec's Drain written out in seconds."""
 
+import calendar
+import datetime
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -12,6 +16,18 @@ from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.channels import OneImuMessage
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
+
+
+def start_ns(config):
+    """The ROS time of step 0: gnss.datum.start_utc as ns since 1970 (whole seconds here)."""
+    utc = datetime.datetime.fromisoformat(config['gnss.datum.start_utc'])
+    assert utc.microsecond == 0
+    return calendar.timegm(utc.utctimetuple()) * 10**9
+
+
+def ros_ns(config, k):
+    """The ROS time of step k: start + k / 120 s to the nearest ns (exact)."""
+    return start_ns(config) + round(Fraction(k * 10**9, 120))
 
 
 def serialised(message, msgtype):
@@ -127,7 +143,8 @@ def test_static_tf_has_every_vehicles_mounts_then_utm_to_map(polaris):
     assert ('base_footprint', 'oxts_imu_link') in pairs           # the Polaris' OxTS axes
     assert ('agent1/base_footprint', 'agent1/gnss_antenna') in pairs
     assert ('agent1/base_footprint', 'agent1/gnss_link') in pairs
-    assert all(t.header.stamp.sec == 0 and t.header.stamp.nanosec == 0 for t in transforms)
+    assert all(t.header.stamp.sec * 10**9 + t.header.stamp.nanosec == start_ns(polaris)
+               for t in transforms)
 
 
 # ---------------------------------------------------------------------------
@@ -153,7 +170,7 @@ def test_imu_rows_and_messages_one_at_a_time_or_a_block_at_a_time(polaris):
     for d in got:
         assert d.k_delivery == first_step_reaching(d.k_sample, polaris['delay_s'])
         assert d.row['delivery_time_s'] == d.k_delivery / 120
-        expected = msg.imu_from_imu_row(d.row, msg.ns_from_seconds(d.k_sample / 120),
+        expected = msg.imu_from_imu_row(d.row, ros_ns(polaris, d.k_sample),
                                         'agent3/imu_link', var['accel_var'], var['gyro_var'])
         assert d.messages == [('imu/data_raw', serialised(expected, 'sensor_msgs/msg/Imu'))]
 
@@ -188,7 +205,7 @@ def test_gnss_deliveries_carry_the_fix_the_sentence_and_the_status(site):
                          'delivery_time_s': d.k_delivery / 120}
         assert d.k_delivery == first_step_reaching(d.k_sample, 0.1)
         assert d.extra == antennas[d.k_sample // 12].tolist()
-        stamp = msg.ns_from_seconds(d.k_sample / 120)
+        stamp = ros_ns(config, d.k_sample)
         fix = msg.navsat_fix_from_gnss_row(row, stamp, 'agent2/gnss_antenna',
                                            msg.navsat_service(config))
         expected = [('gnss_receiver/fix', serialised(fix, 'sensor_msgs/msg/NavSatFix'))]
@@ -229,4 +246,5 @@ def test_ins_topics_of_a_block_in_publishing_order(polaris):
     assert [t for t, _ns, _e in topics] == ['odom', 'gnss/fix', 'imu/data', 'ground_truth/odom']
     assert [t for t, _type in maxxum.channels['ins'].topic_types] == [t for t, _n, _e in topics]
     for _topic, t_ns, encoded in topics:
-        assert t_ns.tolist() == [0, 100_000_000, 200_000_000] and encoded.count == 3
+        t0 = start_ns(polaris)
+        assert t_ns.tolist() == [t0, t0 + 100_000_000, t0 + 200_000_000] and encoded.count == 3

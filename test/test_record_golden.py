@@ -20,6 +20,8 @@ Re-pinned since, each time after checking that only the intended values moved:
 * The Maxxum without an overlay of mounts (the spec's defaults): the Maxxum
   recording's GNSS rows and messages (the antenna moved) and its static TF;
   its INS, IMU (driving straight, no turn) and the Polaris unchanged.
+* ROS time from gnss.datum.start_utc: every bag time and every stamp (Time
+  field) later by T0 = 1790175600 s exactly, nothing else.
 The digests below are those changes together, each checked on its own first."""
 
 import hashlib
@@ -50,9 +52,9 @@ def recording_digest(out):
 
 
 @pytest.mark.parametrize('rig, seconds, agents, overrides, digest', [
-    ('polaris', 12.0, 1, {}, '3487f17b09f7cde5252f7ee688f0ba9b94844eb8b67846e7fb46a5a68ad39e53'),
+    ('polaris', 12.0, 1, {}, 'c5cbd82b1474c245d766d604605e2cd015cfa15c8e492053f439f009a7a8df7f'),
     ('maxxum', 5.0, 2, {'seed': 7},
-     '2a8e87ad303b412748485ab7f92530f9bff221d14ee3adcca2c4f37ee5f1e990'),
+     '8b44179d7a79b60f8f7ef7c93907d50a15a3147ca4fdf36cc90eca2af31fa7b2'),
 ])
 def test_recording_equals_the_per_step_recorder(tmp_path, rig, seconds, agents, overrides,
                                                  digest):

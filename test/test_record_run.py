@@ -287,7 +287,7 @@ def test_every_covariance_is_the_models_variance_floored(tmp_path_factory, noise
         ('/vehicle/odom', 'twist.covariance'): [var('ins.velocity_white_mps')] * 3
                                                + [ins_gyro] * 3,
     }
-    gnss = {round(r['sample_time_s'] * 1e9): r for r in rows(out / 'gnss.jsonl')}
+    gnss = iter(r for r in rows(out / 'gnss.jsonl') if r['delivery_time_s'] is not None)
     seen = set()
     with AnyReader([out / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
         for connection, _t, raw in reader.messages():
@@ -296,8 +296,7 @@ def test_every_covariance_is_the_models_variance_floored(tmp_path_factory, noise
                 continue
             message = reader.deserialize(raw, connection.msgtype)
             if topic == '/gnss_receiver/fix':
-                stamp = message.header.stamp.sec * 10**9 + message.header.stamp.nanosec
-                row = gnss[min(gnss, key=lambda t: abs(t - stamp))]
+                row = next(gnss)           # the fixes are delivered in the order of the rows
                 if row['covariance_enu_m2'] is None:      # no fix: covariance unknown
                     assert not np.any(message.position_covariance)
                     continue
@@ -315,3 +314,53 @@ def test_every_covariance_is_the_models_variance_floored(tmp_path_factory, noise
                 assert not np.any(cov - np.diag(np.diag(cov))), (topic, field)
                 seen.add((topic, field))
     assert seen == set(expected) | {('/gnss_receiver/fix', 'position_covariance')}
+
+
+def test_every_ros_time_is_start_utc_plus_the_step_time(polaris):
+    """The bag's times, /clock and every stamp are ROS times: T0 + k / 120 s,
+    T0 = gnss.datum.start_utc in ns since 1970 (none is 0, which tf2 takes for
+    "the latest"); a GNSS fix is stamped with the UTC of its GGA sentence; the
+    rows keep the spec's t = k / 120."""
+    import calendar
+    import datetime
+    from fractions import Fraction
+
+    episode = json.loads((polaris / 'episode.json').read_text())
+    utc = datetime.datetime.fromisoformat(episode['start_utc'])
+    t0 = calendar.timegm(utc.utctimetuple()) * 10**9
+
+    def step_of(t_ns):
+        """k if t_ns is T0 + k / 120 s to the nearest ns exactly, else None."""
+        k = round(Fraction((t_ns - t0) * 120, 10**9))
+        return k if k >= 0 and t_ns == t0 + round(Fraction(k * 10**9, 120)) else None
+
+    def ns(stamp):
+        return stamp.sec * 10**9 + stamp.nanosec
+
+    gga = {r['sample_time_s']: r['nmea_gga'] for r in rows(polaris / 'gnss.jsonl')}
+    clock, fixes, static = [], 0, None
+    with AnyReader([polaris / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+        for connection, t_log, raw in reader.messages():
+            message = reader.deserialize(raw, connection.msgtype)
+            assert step_of(t_log) is not None, (connection.topic, t_log)
+            if connection.topic == '/clock':
+                clock.append((step_of(t_log), ns(message.clock)))
+                continue
+            if connection.topic == '/tf_static':
+                static = {ns(tf.header.stamp) for tf in message.transforms}
+                continue
+            stamps = ([ns(tf.header.stamp) for tf in message.transforms]
+                      if connection.msgtype == 'tf2_msgs/msg/TFMessage'
+                      else [ns(message.header.stamp)] if hasattr(message, 'header') else [])
+            for stamp in stamps:
+                assert step_of(stamp) is not None and stamp <= t_log, connection.topic
+            if connection.topic == '/gnss_receiver/fix':
+                k = step_of(ns(message.header.stamp))
+                hhmmss = gga[k / 120].split(',')[1]
+                of_day = int(hhmmss[:2]) * 3600 + int(hhmmss[2:4]) * 60 + float(hhmmss[4:])
+                assert abs(of_day - (ns(message.header.stamp) / 1e9) % 86400) <= 0.005 + 1e-9
+                fixes += 1
+    steps = int(DURATION) * 120
+    assert clock == [(k, t0 + round(Fraction(k * 10**9, 120))) for k in range(steps + 1)]
+    assert static == {t0} and fixes == int(DURATION) * 10
+    assert rows(polaris / 'ins.jsonl')[0]['sample_time_s'] == 0.0

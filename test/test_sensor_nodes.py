@@ -2,6 +2,10 @@
 rows they deliver equal the block kernel's, gaps and restarts are counted and
 handled, bad messages are refused, bad parameters are one config error."""
 
+import calendar
+import datetime
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -37,6 +41,12 @@ def delivery(k_sample, delay_s=0.05):
     return k
 
 
+def start_ns(config):
+    """The ROS time of step 0: gnss.datum.start_utc as ns since 1970."""
+    utc = datetime.datetime.fromisoformat(config['gnss.datum.start_utc'])
+    return calendar.timegm(utc.utctimetuple()) * 10**9
+
+
 def truth_messages(states, prefix=''):
     from acres_sim.config import load_config
     from acres_sim.pipeline import messages as msg
@@ -44,7 +54,7 @@ def truth_messages(states, prefix=''):
 
     c = load_config(rig='polaris')
     batches = MessageBatches(msg.imu_variances(c), msg.ins_variances(c), [0.0] * 6, [0.0] * 3)
-    t_ns = msg.ns_from_steps(np.arange(len(states)), 120)
+    t_ns = start_ns(c) + np.array([round(Fraction(k * 10**9, 120)) for k in range(len(states))])
     return batches.physics_truth(states, t_ns, prefix).messages()
 
 

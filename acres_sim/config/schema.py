@@ -86,7 +86,8 @@ class Key:
         if self.kind == 'outages':
             return 'pairs [start, end) with 0 <= start < end <= 1e9 s, or "START:END" strings'
         if self.kind == 'utc':
-            return 'an ISO 8601 time with a zone, e.g. 2026-09-23T15:00:00Z'
+            return ('an ISO 8601 time with a zone from 1970-01-01T00:00:00Z to 2035-12-31, '
+                    'e.g. 2026-09-23T15:00:00Z')
         unit = f' {self.unit}' if self.unit else ''
         each = 'each ' if self.kind in ('vec2', 'vec3') else ''
         if self.low is not None and self.high is not None and self.low_open:

@@ -180,13 +180,22 @@ def parse_utc(text) -> _dt.datetime:
         raise ValueError('out of the years 1 to 9999') from None
 
 
+# The start of a run is the start of its ROS time (acres_sim.pipeline.timeline):
+# ROS 2 stamps count whole seconds since 1970 in 32 bits, up to 2038-01-19;
+# starting by 2035 leaves a live run its two years.
+UTC_FIRST = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+UTC_END = _dt.datetime(2036, 1, 1, tzinfo=_dt.timezone.utc)
+
+
 def _utc(k, value, source):
     if not isinstance(value, str):
         raise _fail(k, value, 'expected an ISO 8601 time as a string', source)
     try:
-        parse_utc(value)
+        stamp = parse_utc(value)
     except ValueError:
         raise _fail(k, value, 'not an ISO 8601 time with a zone', source) from None
+    if not UTC_FIRST <= stamp < UTC_END:
+        raise _fail(k, value, 'outside the years that ROS 2 stamps can hold', source)
     return value
 
 

@@ -2,8 +2,9 @@
 spec's Emit and Drain, :class:`acres_sim.core.schedule.DelayLine`, by
 physics step) and leave it as :class:`Delivery` items -- the file row with
 its times, and the sensor's messages encoded as CDR bytes, stamped with the
-sample time.  The recorder writes the row and puts the bytes into its bag at
-the delivery time; a live node publishes the bytes at the delivery step.
+ROS time of the sample (:mod:`acres_sim.pipeline.timeline`).  The recorder
+writes the row and puts the bytes into its bag at the delivery time; a live
+node publishes the bytes at the delivery step.
 
 * :class:`GnssChannel`: ``gnss_receiver/fix`` (NavSatFix in the antenna
   frame), ``gnss_receiver/nmea`` (the GGA sentence, when the row has one) and
@@ -59,6 +60,7 @@ class _Channel:
     def __init__(self, vehicle):
         self.delay_s = vehicle.delay_s
         self.line = DelayLine(vehicle.delay_s, PHYSICS_HZ)
+        self.timeline = vehicle.timeline      # the ROS times of the steps
 
     def push(self, k, row, messages=(), extra=None):
         """Emit: ``row`` sampled at step ``k`` enters the line, with its
@@ -119,7 +121,7 @@ class GnssChannel(_Channel):
 
     def encode(self, row, k_sample):
         serialise = msg.TYPESTORE.serialize_cdr
-        stamp = msg.ns_from_seconds(k_sample / PHYSICS_HZ)
+        stamp = self.timeline.ns(k_sample)
         fix = msg.navsat_fix_from_gnss_row(row, stamp, self.frame, self.service)
         out = [(GNSS_TOPICS['fix'], bytes(serialise(fix, 'sensor_msgs/msg/NavSatFix')))]
         sentence = msg.nmea_string(row)
@@ -158,7 +160,7 @@ class ImuChannel(_Channel):
         a block at a time."""
         rows, rounded = imu_rows(values)
         steps = np.asarray(steps)
-        encoded = self.batches.imu_raw(rounded, msg.ns_from_steps(steps, PHYSICS_HZ), self.frame)
+        encoded = self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
         for k, row, data in zip(steps.tolist(), rows, encoded.messages()):
             self.push(k, row, [(IMU_TOPIC, data)])
 
@@ -166,7 +168,7 @@ class ImuChannel(_Channel):
         """One sample's row (ImuModel.sample), encoded on its own."""
         if self._one is None:
             self._one = OneImuMessage(self.batches, self.frame)
-        data = self._one.encode(msg.ns_from_seconds(k / PHYSICS_HZ),
+        data = self._one.encode(self.timeline.ns(k),
                                 row['specific_force_flu_mps2'], row['angular_velocity_flu_radps'])
         self.push(k, row, [(IMU_TOPIC, data)])
 
@@ -218,7 +220,7 @@ class InsChannel(_Channel):
         """Every INS output of the epochs ``results`` at ``steps``, as (topic,
         stamps [ns], Encoded) in publishing order: odometry, its TF on /tf
         (with ``tf``), fix, IMU, velocity (if the vehicle has it), ground truth."""
-        t_ns = msg.ns_from_steps(steps, PHYSICS_HZ)
+        t_ns = self.timeline.ns_of_steps(steps)
         return [(TF_TOPIC if kind == 'tf' else getattr(self.names, kind), t_ns, encoded)
                 for kind, encoded in self.batches.ins_topics(results, t_ns, self.names,
                                                              self.prefix, tf)]

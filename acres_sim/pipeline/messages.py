@@ -4,8 +4,8 @@ publish their CDR bytes.
 
 Conventions (DESIGN.md section 5, REP-103/105/145):
 
-* stamps are integer nanoseconds (:func:`ns_from_seconds` rounds a time in
-  seconds, e.g. ``k / 120``, to the nearest nanosecond);
+* stamps are integer nanoseconds of ROS time (:mod:`acres_sim.pipeline.timeline`
+  gives those of the physics steps);
 * covariances, one rule for every sensor message (the GNSS and INS fixes,
   both IMUs, the INS pose and twist): each variance on the diagonal is the
   model's sigma squared -- zero with the noise off (``noise: false``, the
@@ -38,8 +38,7 @@ __all__ = [
     'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
     'ins_velocity', 'model_variance', 'navsat_fix_from_gnss_row', 'navsat_service',
-    'nmea_string', 'ns_from_seconds',
-    'ns_from_steps', 'stamp', 'tf_message',
+    'nmea_string', 'stamp', 'tf_message',
     'transform_from_odometry', 'transform_stamped', 'utm_odometry',
 ]
 
@@ -101,17 +100,6 @@ _NAN = float('nan')
 
 # ----------------------------------------------------------------------------
 # Small pieces
-
-def ns_from_seconds(t_s: float) -> int:
-    """A time in seconds to integer nanoseconds, rounded to the nearest."""
-    return int(round(float(t_s) * 1e9))
-
-
-def ns_from_steps(steps, hz):
-    """:func:`ns_from_seconds` of the times k / hz of an integer array of steps
-    (the same rounding: half to even), as an int64 array."""
-    return np.rint(np.asarray(steps, dtype=np.int64) / hz * 1e9).astype(np.int64)
-
 
 def stamp(stamp_ns: int):
     """builtin_interfaces/Time from integer nanoseconds (non-negative)."""

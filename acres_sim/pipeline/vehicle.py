@@ -35,6 +35,7 @@ from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
 from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
+from acres_sim.pipeline.timeline import Timeline
 from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
 
 __all__ = ['SENSORS', 'Vehicle', 'build_vehicle', 'rig_simulation', 'static_tf',
@@ -59,6 +60,7 @@ class Vehicle:
     frame_prefix: str             # of its frames, e.g. 'agent1/' ('' none)
     namespace: str                # of its topics, e.g. 'agent1' ('' none)
     site: Any                     # the SiteGeoreference its INS and receiver work in
+    timeline: Timeline            # the ROS times of the steps (from the site's start_utc)
     topics: InsTopics             # its INS topic set
     route: Any                    # the Route its follower drives (None: not driven here)
     follower: Optional[RouteFollower]
@@ -136,6 +138,7 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
     vehicle = Vehicle(
         name=vehicle_name, params=params, config=config, agent_index=index,
         frame_prefix=frame_prefix, namespace=namespace, site=site,
+        timeline=Timeline.starting_at(site.start_utc),
         topics=INS_TOPICS[vehicle_name], route=route,
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
@@ -167,8 +170,10 @@ def rig_simulation(vehicles, steps):
 
 def static_tf(vehicles):
     """``/tf_static`` of a rig (a TFMessage): every vehicle's mounts from its
-    base_footprint, then utm -> map (so rviz can work in small numbers)."""
+    base_footprint, then utm -> map (so rviz can work in small numbers),
+    stamped with the start of the run."""
     transforms = [t for v in vehicles
                   for t in mount_transforms(v.config, v.params, v.name, v.frame_prefix)]
     transforms.append(utm_to_map(vehicles[0].config, vehicles[0].site))
-    return msg.tf_message([msg.transform_stamped(0, *t) for t in transforms])
+    t0_ns = vehicles[0].timeline.t0_ns
+    return msg.tf_message([msg.transform_stamped(t0_ns, *t) for t in transforms])

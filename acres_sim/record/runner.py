@@ -20,7 +20,9 @@ last step of the run is never written (Drain has not released it).  The INS
 topics go into the bag at the sample time, as the sensor stream sends them
 without latency; the GNSS receiver and
 IMU topics at delivery, stamped with the sample time, as their nodes publish
-them.  Within a block the bag gets its messages in time order (at one time:
+them; bag times and stamps are ROS times, ``gnss.datum.start_utc`` + k / 120
+(:mod:`acres_sim.pipeline.timeline`), the rows' times the spec's k / 120.
+Within a block the bag gets its messages in time order (at one time:
 /clock, then each agent's INS topics, then its deliveries), the high-rate
 ones encoded a block at a time (:mod:`acres_sim.pipeline.batches`).  Two
 writer processes take the heaviest writing off the simulation's process, to
@@ -58,7 +60,6 @@ from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
-from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
@@ -166,6 +167,7 @@ class _Recording:
                        for k, (v, config) in enumerate(zip(vehicles, run.configs))]
         self.rows = self.bag = None             # the writers: start()
         self.batches = self.agents[0].vehicle.batches     # /clock
+        self.timeline = self.agents[0].vehicle.timeline   # the ROS times of the steps
         self.cut_short = False
         self.stop_signal = None        # 'SIGINT' or 'SIGTERM' when one cut the run short
         self.failure = None            # the error that ended the run, if one did
@@ -246,7 +248,8 @@ class _Recording:
                         self.bag.add_topic(vehicle.topic(topic), msgtype)
 
     def _static_tf(self):
-        self.bag.write('/tf_static', 0, static_tf([agent.vehicle for agent in self.agents]))
+        self.bag.write('/tf_static', self.timeline.t0_ns,
+                       static_tf([agent.vehicle for agent in self.agents]))
 
     # -- the loop -------------------------------------------------------------
 
@@ -313,7 +316,7 @@ class _Recording:
     def _write_block(self, k0, k1, blocks):
         """Rows and messages of steps k0 .. k1-1; the bag gets them in time order
         (at one time: /clock, then per agent its INS topics, then its deliveries)."""
-        clock_ns = _ns_of(np.arange(k0, k1))
+        clock_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
         entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
         for agent, block in zip(self.agents, blocks):
             self._sample(agent, block, entries)
@@ -370,7 +373,7 @@ class _Recording:
                     continue
                 row = delivery.row
                 file.write(row, check_finite=name == 'gnss')   # the IMU's: checked arrays
-                when = msg.ns_from_seconds(delivery.k_delivery / PHYSICS_HZ)
+                when = self.timeline.ns(delivery.k_delivery)
                 for topic, data in delivery.messages:
                     whens, datas = sent[vehicle.topic(topic)]
                     whens.append(when)
@@ -571,10 +574,6 @@ class _Recording:
         if 'episode.json' in episode['files']:
             text += '; episode.json could not be written'
         return text
-
-
-def _ns_of(steps):
-    return msg.ns_from_steps(steps, PHYSICS_HZ)
 
 
 def _entry(topic, t_ns, encoded):

@@ -2,8 +2,10 @@
 the truth stream from the sim node, the sensor's channel, the input's health.
 
 A sensor node is driven by the stamps of the truth it receives, never by wall
-time.  Each truth message is one physics step k, recovered from the stamp by
-rounding (t = k / 120, as the headless loop computes it); the message carries
+time.  Each truth message is one physics step k, recovered from the stamp
+(ROS time, start_utc + k / 120) by rounding, in integers
+(:meth:`acres_sim.pipeline.timeline.Timeline.step_of_stamp`; t = k / 120, as
+the headless loop computes it); the message carries
 the state as the sim holds it, and R and the centre of mass are rebuilt from
 it with the physics module's own function, so the node's model sees the
 numbers the recorder's model sees.  The vehicle is built as the recorder
@@ -48,9 +50,9 @@ from acres_sim.config.node_params import SENSOR_NODE_PARAMS
 from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.parent import end_with_parent, parent_gone
-from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import truth_offsets
 from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC
+from acres_sim.pipeline.timeline import NS_PER_S
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.vehicle import build_vehicle
 from acres_sim.ros.message_types import message_class
@@ -62,18 +64,13 @@ from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'step_from_stamp']
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
 PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
 PROGRESS_IDLE_S = 0.2          # wall time: report progress this often besides every 12 steps
 LOG_THROTTLE_S = 5.0
-
-
-def step_from_stamp(sec, nanosec):
-    """The physics step k of a stamp (t = k / 120, rounded to the nearest step)."""
-    return int(round((int(sec) * 1_000_000_000 + int(nanosec)) * PHYSICS_HZ / 1e9))
 
 
 _STAMP = struct.Struct('<iI')
@@ -101,6 +98,7 @@ class SensorNode(Node):
         self.vehicle = build_vehicle(self.config, own['vehicle'], scene=self.scene(),
                                      frame_prefix=self.frame_prefix, sensors=(self.sensor,))
         self.channel = self.vehicle.channels[self.sensor]
+        self.timeline = self.vehicle.timeline   # the sim's: the rig gives all one start_utc
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
         self._state = np.zeros(STATE_SIZE)
         params = self.vehicle.params
@@ -170,7 +168,7 @@ class SensorNode(Node):
                 f'{self.frame_prefix!r}); ignored', throttle_duration_sec=LOG_THROTTLE_S)
             return
         sec, nanosec = _STAMP.unpack_from(data, self._stamp_at)
-        self.take(step_from_stamp(sec, nanosec), data)
+        self.take(self.timeline.step_of_stamp(sec, nanosec), data)
 
     def take(self, k, data):
         """One truth message (its CDR bytes ``data``) of step ``k``."""
@@ -225,7 +223,7 @@ class SensorNode(Node):
             if self._truth_sub.get_publisher_count() > 0:
                 self._progress.publish(Header(stamp=Time(sec=-1), frame_id=name))
         else:   # also unchanged: a sim started again meanwhile hears of the node
-            self._progress.publish(Header(stamp=_stamp(self.last_step), frame_id=name))
+            self._progress.publish(Header(stamp=self._stamp(self.last_step), frame_id=name))
 
     @staticmethod
     def make_executor():
@@ -247,6 +245,11 @@ class SensorNode(Node):
         return Truth(step=k, p=x[S_PX:S_PX + 3].copy(), R=R, v=vw[:3].copy(), w=vw[3:].copy(),
                      p_c=p_c)
 
+    def _stamp(self, k):
+        """builtin_interfaces/Time of step ``k``."""
+        sec, nanosec = divmod(self.timeline.ns(k), NS_PER_S)
+        return Time(sec=sec, nanosec=nanosec)
+
     def _input_diagnostics(self, k):
         c = self.counts
         level = DiagnosticStatus.OK if c['gaps'] == 0 and c['bad_messages'] == 0 \
@@ -265,13 +268,8 @@ class SensorNode(Node):
             values=[KeyValue(key=name, value=str(value)) for name, value in
                     (('depth', self.output.depth), *self.output.counts.items())])
         array = DiagnosticArray(status=[status, output])
-        array.header.stamp = _stamp(k)
+        array.header.stamp = self._stamp(k)
         return array
-
-
-def _stamp(k):
-    ns = msg.ns_from_seconds(k / PHYSICS_HZ)
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 def flush(node, timeout_s=2.0):

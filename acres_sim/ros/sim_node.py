@@ -8,7 +8,8 @@ built as the recorder builds it, :func:`acres_sim.pipeline.vehicle.build_vehicle
 then publishes what those steps gave, step by step, as CDR bytes from the
 encoders the recorder uses (:mod:`acres_sim.pipeline.channels`) -- the bag
 of ``acres-sim record`` and this node carry the same bytes.
-Per step k (t = k / 120): ``/clock``; per vehicle its truth on ``sim/truth``;
+Per step k (t = k / 120, ROS time ``gnss.datum.start_utc`` + t,
+:mod:`acres_sim.pipeline.timeline`): ``/clock``; per vehicle its truth on ``sim/truth``;
 at an INS epoch the INS topics of the vehicle (spec's topic table) and TF
 utm -> base_footprint.  At the start: static TF of the mounts and utm -> map.
 
@@ -67,7 +68,7 @@ from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
-from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node, step_from_stamp
+from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
 from acres_sim.warmup import warm_block, warmed
@@ -151,6 +152,16 @@ class SimNode(Node):
             config = sensor_config(self, values, prefix)
             self.agents.append(_Agent(self, name, agent_own, config))
         check_unknown_parameters(self)
+        # one clock for the rig: every vehicle's run starts at the same UTC
+        self.timeline = self.agents[0].vehicle.timeline
+        for agent in self.agents[1:]:
+            if agent.vehicle.timeline != self.timeline:
+                raise ConfigError(
+                    f'agents.{agent.name}.gnss.datum.start_utc = '
+                    f'{agent.vehicle.config["gnss.datum.start_utc"]!r} differs from '
+                    f'agents.{self.agents[0].name}\'s '
+                    f'{self.agents[0].vehicle.config["gnss.datum.start_utc"]!r}: one rig has one '
+                    'start time')
         self.clock_pub = self.create_publisher(Clock, '/clock', self.output_qos)
         self.tf = TfPublishers(self, own['output_depth'])
         # node name -> (agent, last step taken (< 0: ready, none yet), when it last moved)
@@ -190,7 +201,7 @@ class SimNode(Node):
         agent.command = (checked.speed_mps, checked.yaw_rate_radps, self.step)
 
     def _on_progress(self, agent, m):
-        k = step_from_stamp(m.stamp.sec, m.stamp.nanosec)
+        k = self.timeline.step_of_stamp(m.stamp.sec, m.stamp.nanosec)
         before = self.progress.get(m.frame_id)
         moved = before is None or before[1] != k
         self.progress[m.frame_id] = (agent, k, time.monotonic() if moved else before[2])
@@ -456,7 +467,7 @@ class SimNode(Node):
         for agent in self.agents:
             self._say_route_end(agent)
         k1 = k0 + blocks[0].states.shape[0]
-        t_ns = msg.ns_from_steps(np.arange(k0, k1), PHYSICS_HZ)
+        t_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
         clock = self.agents[0].vehicle.batches.clock(t_ns).messages()
         per_agent = [self._encode(agent, b, t_ns) for agent, b in zip(self.agents, blocks)]
         for j in range(k1 - k0):
