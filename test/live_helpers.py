@@ -6,12 +6,21 @@ the rig publishes while the test spins it.  Waiting is always for a
 condition, with a timeout that only turns a hang into a failure.
 """
 
+import calendar
 import struct
 import time
 
 import pytest
 
 DISCOVERY_TIMEOUT = 60.0
+# The ROS time of step 0: the default gnss.datum.start_utc, 2026-09-23T15:00:00Z.
+START_NS = calendar.timegm((2026, 9, 23, 15, 0, 0)) * 10**9
+
+
+def stamp_s(message):
+    """The simulated time of a message's stamp [s]: its ROS time less the start."""
+    stamp = message.clock if hasattr(message, 'clock') else message.header.stamp
+    return (stamp.sec * 10**9 + stamp.nanosec - START_NS) * 1e-9
 
 
 def probe_qos(depth=5000, transient=False):

@@ -7,13 +7,12 @@ recorder writes into its bag for the same configuration -- INS, GNSS
 receiver, IMU, /clock, TF.
 """
 
-import calendar
 import os
 from pathlib import Path
 
 import pytest
 
-from live_helpers import DISCOVERY_TIMEOUT, Probe, run_until_exit, up_args
+from live_helpers import DISCOVERY_TIMEOUT, Probe, run_until_exit, stamp_s, up_args
 
 pytestmark = pytest.mark.requires_rclpy
 
@@ -226,16 +225,6 @@ FRAMES = {
 RATES = {'/clock': 120, '/sim/truth': 120, '/gnss_receiver/fix': 'gnss.hz',
          '/imu/data_raw': 'imu.hz', '/vehicle/odom': 'ins.hz', '/odom': 'ins.hz',
          '/oxts/fix': 'ins.hz', '/gnss/fix': 'ins.hz'}
-
-
-# The ROS time of step 0: the default gnss.datum.start_utc, 2026-09-23T15:00:00Z.
-START_NS = calendar.timegm((2026, 9, 23, 15, 0, 0)) * 10**9
-
-
-def stamp_s(message):
-    """The simulated time of a message's stamp [s]: its ROS time less the start."""
-    stamp = message.clock if hasattr(message, 'clock') else message.header.stamp
-    return (stamp.sec * 10**9 + stamp.nanosec - START_NS) * 1e-9
 
 
 @pytest.mark.parametrize('rig, topics', [('polaris', POLARIS_TOPICS), ('maxxum', MAXXUM_TOPICS)])

@@ -14,7 +14,7 @@ from acres_sim.config import ConfigError
 from acres_sim.rig import RigOptions, check_namespace, rig_nodes
 from acres_sim.up import node_command, params_file_name
 
-from live_helpers import DISCOVERY_TIMEOUT, Probe, run_until_exit, up_args
+from live_helpers import DISCOVERY_TIMEOUT, Probe, run_until_exit, stamp_s, up_args
 
 GLOBAL_TOPICS = {'/clock', '/tf', '/tf_static', '/diagnostics'}
 ROS_OWN_TOPICS = {'/rosout', '/parameter_events'}     # every rcl node has them
@@ -82,11 +82,6 @@ def message_type(name):
 
     package, _msg, cls = name.split('/')
     return getattr(importlib.import_module(f'{package}.msg'), cls)
-
-
-def stamp_s(message):
-    stamp = message.clock if hasattr(message, 'clock') else message.header.stamp
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 @pytest.mark.requires_rclpy

@@ -86,7 +86,8 @@ STUCK_S = 10.0                  # a reporter whose step stays put this long is n
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
 NAME_WAIT_S = 5.0               # for discovery to name another simulator before we refuse
-ALONE_S = 1.0                   # before step 0: listen this long at least for another simulator
+ALONE_S = 3.0                   # before step 0: listen this long at least for another simulator
+                                # (loopback discovery of a running rig can take seconds)
 OTHER_SIM_WAIT_S = 25.0         # ... and wait this long for one to leave (a killed rig stays in
                                 # the graph until its participant's lease, 20 s, runs out)
 GRAPH_CHECK_S = 1.0             # look for cmd_vel publishers of the wrong type this often
