@@ -111,8 +111,10 @@ def test_every_published_position_is_in_its_frame_to_1_mm(maxxum):
                 static = {tf.child_frame_id: tf for tf in message.transforms}
     assert frames == {'utm'}
     for topic, want in expected.items():
-        assert len(got[topic]) == len(want) == len(ins)
-        assert np.abs(np.array(got[topic]) - want).max() < 1 * MM, topic
+        # the INS topics go out at the sample time, the rows only once delivered
+        # (the last delay_s of epochs is published but never written)
+        assert len(got[topic]) >= len(want) == len(ins) > 0, topic
+        assert np.abs(np.array(got[topic][:len(want)]) - want).max() < 1 * MM, topic
     origin = static['map']
     assert origin.header.frame_id == 'utm' and 'grid' not in static
     p = origin.transform.translation

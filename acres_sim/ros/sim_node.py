@@ -164,7 +164,8 @@ class SimNode(Node):
                     f'{self.agents[0].vehicle.config["gnss.datum.start_utc"]!r}: one rig has one '
                     'start time')
         self.clock_pub = self.create_publisher(Clock, '/clock', self.output_qos)
-        self.tf = TfPublishers(self, own['output_depth'])
+        # /tf carries every vehicle's pose: a history as long in time as each INS topic's
+        self.tf = TfPublishers(self, own['output_depth'] * len(self.agents))
         # node name -> (agent, last step taken (< 0: ready, none yet), when it last moved)
         self.progress = {}
         self.progress_subs = []
