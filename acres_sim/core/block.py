@@ -2,7 +2,7 @@
 physics steps at a time in one numba kernel per vehicle (no Python per step).
 
 Per physics step k (t = k / 120) and vehicle, in this order -- the data path of
-DESIGN §3 and the order of the spec's sensor sections:
+one physics step and the order of the spec's sensor sections:
 
 1. the truth of the step: chassis origin p, rotation R, CoM velocity v, angular
    velocity w, CoM position p_c (:func:`acres_sim.core.physics.truth_from_state`);

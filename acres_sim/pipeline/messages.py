@@ -2,7 +2,7 @@
 (no rclpy needed): the recorder's bag writer serialises them, the live nodes
 publish their CDR bytes.
 
-Conventions (DESIGN.md section 5, REP-103/105/145):
+Conventions (docs/interop.md, REP-103/105/145):
 
 * stamps are integer nanoseconds of ROS time (:mod:`acres_sim.pipeline.timeline`
   gives those of the physics steps);

@@ -1,5 +1,5 @@
 """The ROS interface of a vehicle: topic names, frame names and the static
-transforms (DESIGN §5, the spec's topic table).
+transforms (the spec's topic table; docs/interop.md).
 
 The headless recorder writes these topics into its bag and the live nodes
 publish them, so both take the names from here.  Nothing here imports ROS:
