@@ -141,11 +141,7 @@ def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_record
                                           str(scene)),
         {'rig': 'polaris', 'options': {'agents': 2, 'scene': str(scene)}})
     receivers = ('gnss_receiver', 'agent1/gnss_receiver')
-    for messages in (live, bag):       # /diagnostics from two nodes: each one's in order
-        diagnostics = messages.pop('/diagnostics')
-        for name in receivers:
-            messages[name] = statuses_of(diagnostics, name)
-    topics.update({name: 'diagnostic_msgs/msg/DiagnosticArray' for name in receivers})
+    split_diagnostics(live, bag, topics, receivers)
     assert_same_messages(live, bag, topics)
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import NavSatFix
@@ -178,11 +174,7 @@ def test_the_mixed_rig_live_equals_the_headless_recorder(ros_context, ros_child,
     live, bag = run_live_and_headless(ros_child, tmp_path, topics, seconds, ('--rig', 'mixed'),
                                       {'rig': 'mixed'})
     receivers = [f'{ns}/gnss_receiver' for ns in MIXED_VEHICLES]
-    for messages in (live, bag):       # /diagnostics from three nodes: each one's in order
-        diagnostics = messages.pop('/diagnostics')
-        for name in receivers:
-            messages[name] = statuses_of(diagnostics, name)
-    topics.update({name: 'diagnostic_msgs/msg/DiagnosticArray' for name in receivers})
+    split_diagnostics(live, bag, topics, receivers)
     assert_same_messages(live, bag, topics)
     assert len(bag['/clock']) == seconds * 120 + 1
     assert all(bag[name] for name in receivers)
@@ -199,6 +191,17 @@ def statuses_of(messages, name):
 
     return [data for data in messages
             if deserialize_message(data, DiagnosticArray).status[0].name == name]
+
+
+def split_diagnostics(live, bag, topics, receivers):
+    """/diagnostics of several receivers, live and in the bag, as one series per
+    receiver (each receiver's statuses keep their order; across receivers the
+    order depends on DDS), named by the receiver in ``topics``."""
+    for messages in (live, bag):
+        diagnostics = messages.pop('/diagnostics')
+        for name in receivers:
+            messages[name] = statuses_of(diagnostics, name)
+    topics.update({name: 'diagnostic_msgs/msg/DiagnosticArray' for name in receivers})
 
 
 MAXXUM_TOPICS = {

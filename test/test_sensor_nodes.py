@@ -85,6 +85,15 @@ def reference():
     return rig_blocks()
 
 
+def imu_rows_taking(node, out, states):
+    """The IMU node takes the truth of ``states``: (sample step, its six values)
+    of each row it delivered into ``out`` (see :func:`delivered`)."""
+    for data in truth_messages(states):
+        node._take_truth(data)
+    return [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
+            for k, _kd, row in out]
+
+
 def test_imu_node_delivers_the_kernels_rows(ros_context, reference):
     from acres_sim.ros.imu_node import ImuNode
 
@@ -92,10 +101,7 @@ def test_imu_node_delivers_the_kernels_rows(ros_context, reference):
     node = make_node(ImuNode)
     try:
         out = delivered(node)
-        for data in truth_messages(states):
-            node._take_truth(data)
-        got = [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
-               for k, _kd, row in out]
+        got = imu_rows_taking(node, out, states)
         assert got == [(k, v) for k, v in imu_rows if delivery(k) <= STEPS]   # by the end
         assert all(kd == delivery(k) for k, kd, _ in out)                      # delay 0.05 s
         assert node.counts['gaps'] == 0 and node.counts['truth'] == STEPS + 1
@@ -112,10 +118,7 @@ def test_a_slow_imu_node_gives_its_first_row_at_the_third_step_as_the_kernel(ros
     node = make_node(ImuNode, **{'imu.hz': 30.0})
     try:
         out = delivered(node)
-        for data in truth_messages(states):
-            node._take_truth(data)
-        got = [(k, row['specific_force_flu_mps2'] + row['angular_velocity_flu_radps'])
-               for k, _kd, row in out]
+        got = imu_rows_taking(node, out, states)
         assert got == [(k, v) for k, v in imu_rows if delivery(k) <= STEPS]
         assert [k for k, _ in got[:3]] == [2, 4, 8]
     finally:
