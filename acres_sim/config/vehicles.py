@@ -72,6 +72,40 @@ _FIELD_KEYS = (
            'kinematic.'),
     _field('dynamic_above_mps', 0.4, 20.0, 'm/s', 'Above this speed the tyre forces alone '
            'move the vehicle (blended in between).'),
+    _field('suspension_stiffness_front_npm', 0.0, 1e7, 'N/m', 'Spring rate of each front '
+           'wheel\'s suspension (0: a rigid axle, the tyre is the spring).'),
+    _field('suspension_damping_front_nspm', 0.0, 1e6, 'N s/m', 'Damping of each front '
+           'wheel\'s suspension.'),
+    _field('suspension_stiffness_rear_npm', 0.0, 1e7, 'N/m', 'Spring rate of each rear '
+           'wheel\'s suspension (0: a rigid axle).'),
+    _field('suspension_damping_rear_nspm', 0.0, 1e6, 'N s/m', 'Damping of each rear '
+           'wheel\'s suspension.'),
+    _field('unsprung_mass_front_kg', 0.0, 5000.0, 'kg', 'Mass below each front spring '
+           '(wheel, hub, half the axle).'),
+    _field('unsprung_mass_rear_kg', 0.0, 5000.0, 'kg', 'Mass below each rear spring.'),
+    _field('tyre_stiffness_front_npm', 0.0, 1e8, 'N/m', 'Vertical stiffness of each front '
+           'tyre.', low_open=True),
+    _field('tyre_damping_front_nspm', 0.0, 1e6, 'N s/m', 'Vertical damping of each front '
+           'tyre.'),
+    _field('tyre_stiffness_rear_npm', 0.0, 1e8, 'N/m', 'Vertical stiffness of each rear '
+           'tyre.', low_open=True),
+    _field('tyre_damping_rear_nspm', 0.0, 1e6, 'N s/m', 'Vertical damping of each rear tyre.'),
+    _field('engine_cylinders', 1.0, 16.0, '', 'Cylinders of the four-stroke engine (half as '
+           'many firings per revolution).'),
+    _field('engine_idle_rpm', 100.0, 10000.0, 'rpm', 'Engine speed when parked or slow.'),
+    _field('engine_work_rpm', 100.0, 10000.0, 'rpm', 'Engine speed at work speed and above.'),
+    _field('engine_work_speed_mps', 0.0, 60.0, 'm/s', 'Speed at which the engine reaches its '
+           'work speed (linear from idle).', low_open=True),
+    _field('engine_accel_idle_mps2', 0.0, 50.0, 'm/s^2', 'Amplitude of the chassis '
+           'acceleration at the firing frequency, idling.'),
+    _field('engine_accel_load_mps2', 0.0, 50.0, 'm/s^2', 'Added amplitude at the full drive '
+           'force.'),
+    _field('pto_rpm', 0.0, 3000.0, 'rpm', 'Power take-off shaft speed while driving (0: no '
+           'PTO).'),
+    _field('pto_accel_mps2', 0.0, 50.0, 'm/s^2', 'Amplitude of the chassis acceleration at '
+           'twice the PTO shaft frequency.'),
+    _field('parked_jitter_mps', 0.0, 1.0, 'm/s', 'Step-to-step velocity change of the brake '
+           'holding a parked vehicle.'),
 )
 # field -> its Key
 VEHICLE_KEYS = {k.name.split('.', 1)[1]: k for k in _FIELD_KEYS}

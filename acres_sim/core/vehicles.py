@@ -24,6 +24,10 @@ __all__ = [
     'P_DRIVE_TAU', 'P_MAX_STEER', 'P_STEER_RATE', 'P_CORNERING_FRONT', 'P_CORNERING_REAR',
     'P_MU', 'P_ROLLING', 'P_DRAG_AREA', 'P_COM_X', 'P_COM_Y', 'P_COM_Z', 'P_SPEED_KP',
     'P_SPEED_KI', 'P_KINEMATIC_BELOW', 'P_DYNAMIC_ABOVE',
+    'P_SUSP_K_FRONT', 'P_SUSP_C_FRONT', 'P_SUSP_K_REAR', 'P_SUSP_C_REAR', 'P_UNSPRUNG_FRONT',
+    'P_UNSPRUNG_REAR', 'P_TYRE_K_FRONT', 'P_TYRE_C_FRONT', 'P_TYRE_K_REAR', 'P_TYRE_C_REAR',
+    'P_ENGINE_CYLINDERS', 'P_ENGINE_IDLE_RPM', 'P_ENGINE_WORK_RPM', 'P_ENGINE_WORK_SPEED',
+    'P_ENGINE_ACCEL_IDLE', 'P_ENGINE_ACCEL_LOAD', 'P_PTO_RPM', 'P_PTO_ACCEL', 'P_PARKED_JITTER',
 ]
 
 
@@ -57,6 +61,27 @@ class VehicleParams(NamedTuple):
     speed_ki_per_s2: float = 0.2       #   and per m of integrated error
     kinematic_below_mps: float = 1.0   # pure kinematic bicycle below this speed
     dynamic_above_mps: float = 2.0     # pure tyre-force model above; smooth blend between
+    # ride (on a terrain only, :mod:`acres_sim.core.ride`): per wheel, front and rear axle
+    suspension_stiffness_front_npm: float = 0.0   # 0: a rigid axle (the tyre is the spring)
+    suspension_damping_front_nspm: float = 0.0
+    suspension_stiffness_rear_npm: float = 0.0
+    suspension_damping_rear_nspm: float = 0.0
+    unsprung_mass_front_kg: float = 0.0   # per wheel, below the spring (unused on a rigid axle)
+    unsprung_mass_rear_kg: float = 0.0
+    tyre_stiffness_front_npm: float = 200000.0   # vertical, per tyre
+    tyre_damping_front_nspm: float = 1000.0
+    tyre_stiffness_rear_npm: float = 200000.0
+    tyre_damping_rear_nspm: float = 1000.0
+    # vibration (:mod:`acres_sim.core.vibration`)
+    engine_cylinders: float = 4.0          # four-stroke: cylinders / 2 firings per revolution
+    engine_idle_rpm: float = 900.0         # parked and at walking pace
+    engine_work_rpm: float = 2000.0        # at and above engine_work_speed_mps
+    engine_work_speed_mps: float = 2.0
+    engine_accel_idle_mps2: float = 0.05   # amplitude of the firing-order chassis acceleration
+    engine_accel_load_mps2: float = 0.2    #   at idle, and added at the full drive force
+    pto_rpm: float = 0.0                   # PTO shaft speed while driving (0: no PTO)
+    pto_accel_mps2: float = 0.0            # amplitude of its second order (universal joints)
+    parked_jitter_mps: float = 0.02        # the brake's step-to-step velocity change, parked
 
 
 VEHICLE_FIELDS = VehicleParams._fields
@@ -66,6 +91,10 @@ N_VEHICLE_PARAMS = len(VEHICLE_FIELDS)
  P_MAX_SPEED, P_MAX_REVERSE_SPEED, P_MAX_ACCEL, P_MAX_BRAKE, P_DRIVE_TAU, P_MAX_STEER,
  P_STEER_RATE, P_CORNERING_FRONT, P_CORNERING_REAR, P_MU, P_ROLLING, P_DRAG_AREA,
  P_COM_X, P_COM_Y, P_COM_Z, P_SPEED_KP, P_SPEED_KI, P_KINEMATIC_BELOW,
- P_DYNAMIC_ABOVE) = range(N_VEHICLE_PARAMS)
+ P_DYNAMIC_ABOVE, P_SUSP_K_FRONT, P_SUSP_C_FRONT, P_SUSP_K_REAR, P_SUSP_C_REAR,
+ P_UNSPRUNG_FRONT, P_UNSPRUNG_REAR, P_TYRE_K_FRONT, P_TYRE_C_FRONT, P_TYRE_K_REAR,
+ P_TYRE_C_REAR, P_ENGINE_CYLINDERS, P_ENGINE_IDLE_RPM, P_ENGINE_WORK_RPM, P_ENGINE_WORK_SPEED,
+ P_ENGINE_ACCEL_IDLE, P_ENGINE_ACCEL_LOAD, P_PTO_RPM, P_PTO_ACCEL,
+ P_PARKED_JITTER) = range(N_VEHICLE_PARAMS)
 
-assert N_VEHICLE_PARAMS == 27 and P_DYNAMIC_ABOVE == N_VEHICLE_PARAMS - 1
+assert N_VEHICLE_PARAMS == 46 and P_PARKED_JITTER == N_VEHICLE_PARAMS - 1
