@@ -5,7 +5,9 @@ Per physics step k (t = k / 120) and vehicle, in this order -- the data path of
 one physics step and the order of the spec's sensor sections:
 
 1. the truth of the step: chassis origin p, rotation R, CoM velocity v, angular
-   velocity w, CoM position p_c (:func:`acres_sim.core.physics.truth_from_state`);
+   velocity w, CoM position p_c (:func:`acres_sim.core.physics.truth_from_state`),
+   with the vehicle's vibration added when it has any
+   (:func:`acres_sim.core.physics.vibration_offset`);
 2. the IMU's difference step, then a sample when its Due time has come, or
    at the first step with two differences if a Due came before them
    (:func:`acres_sim.core.imu.imu_takes_sample`; nothing drawn before);
@@ -56,10 +58,11 @@ from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
 from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ, step_one,
-                                    truth_from_state)
+                                    truth_from_state, vibrates, vibration_offset)
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.core.schedule import DUE_TOLERANCE_S
+from acres_sim.core.terrain import TerrainField
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W, TRUTH_SIZE
 
 __all__ = ['Block', 'BlockOutputs', 'GnssState', 'ImuState', 'InsState', 'RigSimulation',
@@ -78,6 +81,7 @@ class VehicleState(NamedTuple):
     params: np.ndarray     # its parameter row (physics.params_row)
     com: np.ndarray        # the CoM offset from the chassis origin (body FLU)
     command: np.ndarray    # [1.0 to use it, speed, yaw rate]; else the route follower drives
+    field: TerrainField    # the terrain it rides on (read only on one: physics.P_RIDE)
 
 
 class RouteFollowState(NamedTuple):
@@ -166,6 +170,19 @@ def _follow(p, R, v, k, route):
 
 
 @njit(cache=True)
+def _shaken(x, params, k, R, p, p_c, v):
+    """The truth of step ``k`` with the vehicle's vibration (copies of p, p_c, v)."""
+    d, dv = vibration_offset(x, params, k)
+    p, p_c, v = p.copy(), p_c.copy(), v.copy()
+    for j in range(3):
+        shift = R[j, 0] * d[0] + R[j, 1] * d[1] + R[j, 2] * d[2]
+        p[j] += shift
+        p_c[j] += shift
+        v[j] += R[j, 0] * dv[0] + R[j, 1] * dv[1] + R[j, 2] * dv[2]
+    return p, p_c, v
+
+
+@njit(cache=True)
 def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, out):
     """Steps k0 .. k1-1 of one vehicle (see the module docstring); k_last is the
     run's last step (no physics step after it).  ``vehicle`` (a
@@ -177,12 +194,15 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
     x, com = vehicle.state, vehicle.com
     due, period = schedule.due, schedule.period
     n_imu = n_ins = n_truth = n_gnss = 0
+    shaken = vibrates(vehicle.params)
     for k in range(k0, k1):
         t = k / PHYSICS_HZ
         R, p_c = truth_from_state(x, com)
         p = x[S_PX:S_PZ + 1]
         v = x[S_VX:S_VZ + 1]
         w = x[S_WX:S_WZ + 1]
+        if shaken:
+            p, p_c, v = _shaken(x, vehicle.params, k, R, p, p_c, v)
         if imu.on:
             restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1
             imu.last_step[0] = k
@@ -228,7 +248,7 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
         else:
             speed, yaw_rate = _follow(p, R, v, k, route)
         if k < k_last:
-            step_one(x, speed, yaw_rate, vehicle.params, DT)
+            step_one(x, speed, yaw_rate, vehicle.params, vehicle.field, DT)
     return n_imu, n_ins, n_truth, n_gnss
 
 
@@ -321,7 +341,7 @@ class RigSimulation:
             counts = run_vehicle_block(
                 k0, k1, self.steps,
                 VehicleState(self.fleet.states[i], self.fleet.params[i], self.fleet.com[i],
-                             self.commands[i]),
+                             self.commands[i], self.fleet.field),
                 RouteFollowState(*follower.arrays, follower.state),
                 self._imu_state(i), self._ins_state(i),
                 self._no_gnss if gnss is None else self._antenna,

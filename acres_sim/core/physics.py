@@ -105,23 +105,35 @@ from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import (CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint,
                                    point_at_lever_arm)
 from acres_sim.core.quaternion import hamilton_product, matrix_from_quat
+from acres_sim.core.ride import corner, corner_forces, corner_loads, sprung_mass, suspended
+from acres_sim.core.ride import nominal_height, wheel_ground
+from acres_sim.core.terrain import TerrainField, flat_field, ground_height
 from acres_sim.core.truth import PHYSICS_HZ, Truth
+from acres_sim.core.vibration import (ENGINE_AXES, PTO_AXES, VibrationSwitches, alias_hz,
+                                      engine_amplitude, engine_hz, jitter_velocity, pto_amplitude,
+                                      pto_hz, sampled_sinusoid)
 from acres_sim.core.vehicles import (
     N_VEHICLE_PARAMS, P_COG_HEIGHT, P_COM_X, P_COM_Y, P_COM_Z, P_CORNERING_FRONT,
-    P_CORNERING_REAR, P_DRAG_AREA, P_DRIVE_TAU, P_DYNAMIC_ABOVE, P_IZZ, P_KINEMATIC_BELOW,
+    P_CORNERING_REAR, P_DRAG_AREA, P_DRIVE_TAU, P_DYNAMIC_ABOVE, P_IXX, P_IYY, P_IZZ,
+    P_KINEMATIC_BELOW,
     P_MASS, P_MAX_ACCEL, P_MAX_BRAKE, P_MAX_REVERSE_SPEED, P_MAX_SPEED, P_MAX_STEER, P_MU,
-    P_ROLLING, P_SPEED_KI, P_SPEED_KP, P_STEER_RATE, P_WHEELBASE, VehicleParams)
+    P_ROLLING, P_SPEED_KI, P_SPEED_KP, P_STEER_RATE, P_TRACK, P_WHEEL_RADIUS, P_WHEELBASE,
+    VehicleParams)
 
 __all__ = [
     'DT', 'STATE_SIZE', 'N_PARAMS', 'SITE_ALTITUDE_M',
     'S_PX', 'S_PY', 'S_PZ', 'S_QX', 'S_QY', 'S_QZ', 'S_QW', 'S_VX', 'S_VY', 'S_VZ',
     'S_WX', 'S_WY', 'S_WZ', 'S_AX', 'S_AY', 'S_AZ', 'S_ALX', 'S_ALY', 'S_ALZ',
-    'S_STEER', 'S_DRIVE', 'S_SPEED_I', 'S_PARKED',
-    'P_AIR_DENSITY', 'P_GRAVITY', 'P_GROUND_Z', 'P_GRADE_EAST', 'P_GRADE_NORTH',
-    'CMD_STOP_EPS', 'PARK_SPEED', 'CHASSIS_AHEAD',
+    'S_STEER', 'S_DRIVE', 'S_SPEED_I', 'S_PARKED', 'S_ENGINE_PHASE', 'S_PTO_PHASE', 'S_ZU',
+    'S_VZU', 'S_AZU',
+    'P_AIR_DENSITY', 'P_GRAVITY', 'P_GROUND_Z', 'P_GRADE_EAST', 'P_GRADE_NORTH', 'P_RIDE',
+    'P_ENGINE_ON', 'P_JITTER_ON', 'P_ROUGH_ON',
+    'CMD_STOP_EPS', 'PARK_SPEED', 'CHASSIS_AHEAD', 'SETTLE_STEPS',
     'Terrain', 'FootprintPose', 'air_density_1976', 'params_row', 'initial_state',
     'truth_from_state',
     'accelerations', 'refresh_accelerations', 'advance_actuators', 'verlet_step',
+    'ride_accelerations', 'verlet_step_ride', 'refresh_ride_accelerations',
+    'vibrates', 'advance_vibration', 'vibration_offset', 'flat_field', 'VibrationSwitches',
     'step_actuated', 'control', 'step_one', 'step_many', 'step_many_parallel', 'forward_speed',
     'base_footprint_pose',
     'Fleet',
@@ -134,8 +146,12 @@ CHASSIS_AHEAD = CHASSIS_AHEAD_OF_REAR_AXLE  # chassis origin ahead of the rear a
 
 # State columns.
 (S_PX, S_PY, S_PZ, S_QX, S_QY, S_QZ, S_QW, S_VX, S_VY, S_VZ, S_WX, S_WY, S_WZ,
- S_AX, S_AY, S_AZ, S_ALX, S_ALY, S_ALZ, S_STEER, S_DRIVE, S_SPEED_I, S_PARKED) = range(23)
-STATE_SIZE = 23
+ S_AX, S_AY, S_AZ, S_ALX, S_ALY, S_ALZ, S_STEER, S_DRIVE, S_SPEED_I, S_PARKED,
+ S_ENGINE_PHASE, S_PTO_PHASE) = range(25)
+S_ZU = 25       # 4 wheel-centre heights [m] (corners of core.ride.CORNERS), world z
+S_VZU = 29      # their rates [m/s]
+S_AZU = 33      # their accelerations carried by the integrator [m/s^2]
+STATE_SIZE = 37
 
 # World columns after the vehicle fields.
 P_AIR_DENSITY = N_VEHICLE_PARAMS
@@ -143,7 +159,12 @@ P_GRAVITY = N_VEHICLE_PARAMS + 1
 P_GROUND_Z = N_VEHICLE_PARAMS + 2
 P_GRADE_EAST = N_VEHICLE_PARAMS + 3
 P_GRADE_NORTH = N_VEHICLE_PARAMS + 4
-N_PARAMS = N_VEHICLE_PARAMS + 5
+P_RIDE = N_VEHICLE_PARAMS + 5          # 1.0: on a terrain field (suspension), 0.0: the plane
+P_ENGINE_ON = N_VEHICLE_PARAMS + 6     # 1.0: engine and PTO vibration
+P_JITTER_ON = N_VEHICLE_PARAMS + 7     # 1.0: the brake's jitter when parked
+P_ROUGH_ON = N_VEHICLE_PARAMS + 8      # 1.0: the wheels feel the terrain's roughness
+N_PARAMS = N_VEHICLE_PARAMS + 9
+SETTLE_STEPS = 480       # steps of the ride settling at a spawn on a terrain (4 s)
 
 CMD_STOP_EPS = 0.01      # m/s: a speed command below this is a stop (brake, then park)
 PARK_SPEED = 0.05        # m/s: a stopping vehicle slower than this is parked
@@ -204,8 +225,11 @@ class Terrain(NamedTuple):
     gravity_mps2: float = STANDARD_GRAVITY_MPS2
 
 
-def params_row(vehicle: VehicleParams, terrain: Terrain = Terrain()) -> np.ndarray:
-    """The kernel parameter row of one vehicle on ``terrain`` (length :data:`N_PARAMS`)."""
+def params_row(vehicle: VehicleParams, terrain: Terrain = Terrain(), ride: bool = False,
+               switches: VibrationSwitches = VibrationSwitches()) -> np.ndarray:
+    """The kernel parameter row of one vehicle on ``terrain`` (length :data:`N_PARAMS`);
+    ``ride``: on a terrain field (the suspension model) instead of the plane;
+    ``switches``: its vibration sources."""
     row = np.empty(N_PARAMS)
     row[:N_VEHICLE_PARAMS] = np.asarray(tuple(vehicle), dtype=np.float64)
     row[P_AIR_DENSITY] = air_density_1976(float(terrain.site_altitude_m))
@@ -213,6 +237,10 @@ def params_row(vehicle: VehicleParams, terrain: Terrain = Terrain()) -> np.ndarr
     row[P_GROUND_Z] = terrain.ground_z_m
     row[P_GRADE_EAST] = terrain.grade_east
     row[P_GRADE_NORTH] = terrain.grade_north
+    row[P_RIDE] = float(bool(ride))
+    row[P_ENGINE_ON] = float(bool(switches.engine))
+    row[P_JITTER_ON] = float(bool(switches.parked_jitter))
+    row[P_ROUGH_ON] = float(bool(switches.roughness))
     return row
 
 
@@ -265,7 +293,14 @@ def _tyre(c_alpha, alpha, f_max):
 @njit(cache=True)
 def _attitude(p, yaw):
     """Quaternion of heading ``yaw`` in the ground plane: tilt (z -> normal) after yaw about z."""
-    nx, ny, nz = _normal(p)
+    return _attitude_on(p[P_GRADE_EAST], p[P_GRADE_NORTH], yaw)
+
+
+@njit(cache=True)
+def _attitude_on(grade_east, grade_north, yaw):
+    """Quaternion of heading ``yaw`` on a plane of the given grades."""
+    s = 1.0 / math.sqrt(1.0 + grade_east * grade_east + grade_north * grade_north)
+    nx, ny, nz = -grade_east * s, -grade_north * s, s
     # shortest rotation from e_z to n: (e_z x n, 1 + e_z . n), normalised
     tx, ty, tz, tw = -ny, nx, 0.0, 1.0 + nz
     s = 1.0 / math.sqrt(tx * tx + ty * ty + tw * tw)
@@ -440,6 +475,160 @@ def refresh_accelerations(x, p):
     x[S_ALX], x[S_ALY], x[S_ALZ] = a[3], a[4], a[5]
 
 
+# --------------------------------------------------------------------------- the ride
+
+
+@njit(cache=True)
+def _ground_attitude(ex, pc, field):
+    """The ground's frame under the CoM ``pc``: the height field's plane there
+    (without roughness) with the heading of body x ``ex``."""
+    _zc, slope_x, slope_y = ground_height(field, pc[0], pc[1], False)
+    return _attitude_on(slope_x, slope_y, math.atan2(ex[1], ex[0]))
+
+
+@njit(cache=True)
+def _ground_axes(x, p, field):
+    """The axes of :func:`_ground_attitude` for state row ``x``."""
+    ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
+    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
+    pc = (x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz,
+          x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz, 0.0)
+    qg = _ground_attitude(ex, pc, field)
+    return _axes(qg[0], qg[1], qg[2], qg[3])
+
+
+@njit(cache=True)
+def ride_accelerations(q, pc, v, w, zu, vzu, drive, steer, p, field, azu):
+    """The dynamics on a terrain: :func:`accelerations` in the ground's plane
+    under the CoM (the tyres' forces, gravity's part along the ground, the yaw
+    about its normal), plus the corner forces (:mod:`acres_sim.core.ride`)
+    along that normal, whose moments roll and pitch the body about its own x
+    and y axes; the wheels' accelerations go to ``azu``.  The ground's plane
+    is the height field's (without roughness) at the CoM, with the body's
+    heading.  Returns ``(ax, ay, az, alpha_x, alpha_y, alpha_z)`` in world axes."""
+    ex, ey, ez = _axes(q[0], q[1], q[2], q[3])
+    qg = _ground_attitude(ex, pc, field)
+    a = accelerations(qg, v, w, drive, steer, p)
+    gx, gy, gz = _axes(qg[0], qg[1], qg[2], qg[3])
+    g = p[P_GRAVITY]
+    m = p[P_MASS]
+    rough = p[P_ROUGH_ON] > 0.5
+    loads = corner_loads(p, g)
+    f_sum = 0.0
+    mx = 0.0
+    my = 0.0
+    for i in range(4):
+        cx, cy = corner(p, i)
+        # attachment point and its velocity v + w x r
+        rx = ex[0] * cx + ey[0] * cy
+        ry = ex[1] * cx + ey[1] * cy
+        rz = ex[2] * cx + ey[2] * cy
+        avx = v[0] + w[1] * rz - w[2] * ry
+        avy = v[1] + w[2] * rx - w[0] * rz
+        avz = v[2] + w[0] * ry - w[1] * rx
+        zg, zg_rate = wheel_ground(field, pc[0] + rx, pc[1] + ry, avx, avy, rough)
+        f, a_u = corner_forces(p, g, i, pc[2] + rz, avz, zg, zg_rate, zu[i], vzu[i], loads[i],
+                               gz[2])
+        azu[i] = a_u
+        f_sum += f
+        mx += cy * f
+        my -= cx * f
+    # the tyres' horizontal forces (body x, y; gravity taken out) act at the ground
+    H = nominal_height(p)
+    fx = m * (a[0] * gx[0] + a[1] * gx[1] + a[2] * gx[2] + g * gx[2])
+    fy = m * (a[0] * gy[0] + a[1] * gy[1] + a[2] * gy[2] + g * gy[2])
+    mx += H * fy
+    my -= H * fx
+    # Euler's equations for roll and pitch (body rates)
+    wbx = _dot(w, ex)
+    wby = _dot(w, ey)
+    wbz = _dot(w, ez)
+    ixx, iyy, izz = p[P_IXX], p[P_IYY], p[P_IZZ]
+    alx = (mx - (izz - iyy) * wby * wbz) / ixx
+    aly = (my - (ixx - izz) * wbz * wbx) / iyy
+    anz = f_sum / sprung_mass(p) - g * gz[2]
+    return (a[0] + anz * gz[0], a[1] + anz * gz[1], a[2] + anz * gz[2],
+            a[3] + alx * ex[0] + aly * ey[0], a[4] + alx * ex[1] + aly * ey[1],
+            a[5] + alx * ex[2] + aly * ey[2])
+
+
+@njit(cache=True)
+def verlet_step_ride(x, p, field, dt):
+    """:func:`verlet_step` on a terrain: the same scheme with the chassis free
+    in all six degrees of freedom and the wheels' heights beside it."""
+    qx, qy, qz, qw = x[S_QX], x[S_QY], x[S_QZ], x[S_QW]
+    ex, ey, ez = _axes(qx, qy, qz, qw)
+    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
+    vx, vy, vz = x[S_VX], x[S_VY], x[S_VZ]
+    wx, wy, wz = x[S_WX], x[S_WY], x[S_WZ]
+    ax, ay, az = x[S_AX], x[S_AY], x[S_AZ]
+    lx, ly, lz = x[S_ALX], x[S_ALY], x[S_ALZ]
+    h = 0.5 * dt
+
+    pcx = x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz + (vx + ax * h) * dt
+    pcy = x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz + (vy + ay * h) * dt
+    pcz = x[S_PZ] + ex[2] * cx + ey[2] * cy + ez[2] * cz + (vz + az * h) * dt
+
+    # q+ = q (x) exp(mean body rate * dt)
+    mwx, mwy, mwz = wx + lx * h, wy + ly * h, wz + lz * h
+    bx = (mwx * ex[0] + mwy * ex[1] + mwz * ex[2]) * dt
+    by = (mwx * ey[0] + mwy * ey[1] + mwz * ey[2]) * dt
+    bz = (mwx * ez[0] + mwy * ez[1] + mwz * ez[2]) * dt
+    angle = math.sqrt(bx * bx + by * by + bz * bz)
+    if angle > 0.0:
+        k = math.sin(0.5 * angle) / angle
+        qx, qy, qz, qw = hamilton_product(qx, qy, qz, qw, bx * k, by * k, bz * k,
+                                          math.cos(0.5 * angle))
+    s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    qx, qy, qz, qw = qx * s, qy * s, qz * s, qw * s
+
+    zu = np.empty(4)
+    vzu = np.empty(4)
+    azu = np.empty(4)
+    for i in range(4):
+        zu[i] = x[S_ZU + i] + (x[S_VZU + i] + x[S_AZU + i] * h) * dt
+        vzu[i] = x[S_VZU + i] + x[S_AZU + i] * dt
+    a1 = ride_accelerations((qx, qy, qz, qw), (pcx, pcy, pcz),
+                            (vx + ax * dt, vy + ay * dt, vz + az * dt),
+                            (wx + lx * dt, wy + ly * dt, wz + lz * dt), zu, vzu,
+                            x[S_DRIVE], x[S_STEER], p, field, azu)
+    for i in range(4):
+        if suspended(p, i):
+            x[S_VZU + i] += (x[S_AZU + i] + azu[i]) * h
+            x[S_ZU + i] = zu[i]
+        x[S_AZU + i] = azu[i]
+
+    ex, ey, ez = _axes(qx, qy, qz, qw)
+    x[S_PX] = pcx - (ex[0] * cx + ey[0] * cy + ez[0] * cz)
+    x[S_PY] = pcy - (ex[1] * cx + ey[1] * cy + ez[1] * cz)
+    x[S_PZ] = pcz - (ex[2] * cx + ey[2] * cy + ez[2] * cz)
+    x[S_QX], x[S_QY], x[S_QZ], x[S_QW] = qx, qy, qz, qw
+    x[S_VX], x[S_VY], x[S_VZ] = vx + (ax + a1[0]) * h, vy + (ay + a1[1]) * h, vz + (az + a1[2]) * h
+    x[S_WX], x[S_WY], x[S_WZ] = wx + (lx + a1[3]) * h, wy + (ly + a1[4]) * h, wz + (lz + a1[5]) * h
+    x[S_AX], x[S_AY], x[S_AZ] = a1[0], a1[1], a1[2]
+    x[S_ALX], x[S_ALY], x[S_ALZ] = a1[3], a1[4], a1[5]
+
+
+@njit(cache=True)
+def refresh_ride_accelerations(x, p, field):
+    """Set the carried accelerations of ``x`` (chassis and wheels) to their values
+    on the terrain (after placing a vehicle by hand)."""
+    pc = (x[S_PX], x[S_PY], x[S_PZ])
+    ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
+    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
+    pc = (pc[0] + ex[0] * cx + ey[0] * cy + ez[0] * cz, pc[1] + ex[1] * cx + ey[1] * cy
+          + ez[1] * cz, pc[2] + ex[2] * cx + ey[2] * cy + ez[2] * cz)
+    azu = np.empty(4)
+    a = ride_accelerations((x[S_QX], x[S_QY], x[S_QZ], x[S_QW]), pc,
+                           (x[S_VX], x[S_VY], x[S_VZ]), (x[S_WX], x[S_WY], x[S_WZ]),
+                           x[S_ZU:S_ZU + 4], x[S_VZU:S_VZU + 4], x[S_DRIVE], x[S_STEER], p,
+                           field, azu)
+    x[S_AX], x[S_AY], x[S_AZ] = a[0], a[1], a[2]
+    x[S_ALX], x[S_ALY], x[S_ALZ] = a[3], a[4], a[5]
+    for i in range(4):
+        x[S_AZU + i] = azu[i]
+
+
 @njit(cache=True)
 def step_actuated(x, drive_target, steer_target, p, dt):
     """One step with actuator targets instead of a command (open loop; no parking)."""
@@ -451,9 +640,12 @@ def step_actuated(x, drive_target, steer_target, p, dt):
 
 
 @njit(cache=True)
-def control(x, cmd_speed, cmd_yaw_rate, p, dt):
+def control(x, cmd_speed, cmd_yaw_rate, p, dt, field):
     """Speed PI and steering from a (speed, yaw rate) command: returns
-    ``(drive_target_N, steer_target_rad)`` and updates the integral in ``x``."""
+    ``(drive_target_N, steer_target_rad)`` and updates the integral in ``x``.
+    The feed-forward of the grade takes the ground's slope: the plane's, or on a
+    terrain the height field's under the CoM along the heading (not the body's
+    own pitch on its springs)."""
     m = p[P_MASS]
     u = forward_speed(x)
     vc = min(max(cmd_speed, -p[P_MAX_REVERSE_SPEED]), p[P_MAX_SPEED])
@@ -469,6 +661,8 @@ def control(x, cmd_speed, cmd_yaw_rate, p, dt):
     steer = min(max(steer, -lim), lim)
 
     ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
+    if p[P_RIDE] > 0.5:
+        ex, ey, ez = _ground_axes(x, p, field)
     speed = math.sqrt(x[S_VX] * x[S_VX] + x[S_VY] * x[S_VY] + x[S_VZ] * x[S_VZ])
     N = m * p[P_GRAVITY] * ez[2]
     roll = p[P_ROLLING] * N / m
@@ -491,9 +685,56 @@ def control(x, cmd_speed, cmd_yaw_rate, p, dt):
     return m * a, steer
 
 
+# --------------------------------------------------------------------------- vibration
+
+
+@njit(cache=True)
+def vibrates(p):
+    """Whether the truth of a vehicle with parameter row ``p`` carries vibration."""
+    return p[P_ENGINE_ON] > 0.5 or p[P_JITTER_ON] > 0.5
+
+
+@njit(cache=True)
+def _drive_load(x, p):
+    return abs(x[S_DRIVE]) / (p[P_MASS] * p[P_MAX_ACCEL])
+
+
+@njit(cache=True)
+def advance_vibration(x, p, dt):
+    """Advance the alias phases of the engine and the PTO by one step
+    (:mod:`acres_sim.core.vibration`)."""
+    u = forward_speed(x)
+    two_pi = 2.0 * math.pi
+    x[S_ENGINE_PHASE] = (x[S_ENGINE_PHASE] + two_pi * alias_hz(engine_hz(p, u)) * dt) % two_pi
+    x[S_PTO_PHASE] = (x[S_PTO_PHASE] + two_pi * alias_hz(pto_hz(p)) * dt) % two_pi
+
+
+@njit(cache=True)
+def vibration_offset(x, p, k):
+    """The vibration of state ``x`` at step ``k``: its displacement and velocity
+    in body axes (two 3-tuples), to add to the truth of the rigid body."""
+    dx = dy = dz = 0.0
+    vx = vy = vz = 0.0
+    parked = x[S_PARKED] > 0.5
+    if p[P_ENGINE_ON] > 0.5:
+        f = alias_hz(engine_hz(p, forward_speed(x)))
+        d, v = sampled_sinusoid(engine_amplitude(p, _drive_load(x, p)), f, x[S_ENGINE_PHASE])
+        dx, dy, dz = ENGINE_AXES[0] * d, ENGINE_AXES[1] * d, ENGINE_AXES[2] * d
+        vx, vy, vz = ENGINE_AXES[0] * v, ENGINE_AXES[1] * v, ENGINE_AXES[2] * v
+        if not parked:
+            d, v = sampled_sinusoid(pto_amplitude(p), alias_hz(pto_hz(p)), x[S_PTO_PHASE])
+            dx, dy, dz = dx + PTO_AXES[0] * d, dy + PTO_AXES[1] * d, dz + PTO_AXES[2] * d
+            vx, vy, vz = vx + PTO_AXES[0] * v, vy + PTO_AXES[1] * v, vz + PTO_AXES[2] * v
+    if parked and p[P_JITTER_ON] > 0.5:
+        vx += jitter_velocity(p, k)
+    return (dx, dy, dz), (vx, vy, vz)
+
+
 @njit(cache=True)
 def _park(x):
     for i in range(S_VX, S_ALZ + 1):
+        x[i] = 0.0
+    for i in range(S_VZU, S_AZU + 4):
         x[i] = 0.0
     x[S_DRIVE] = 0.0
     x[S_SPEED_I] = 0.0
@@ -501,22 +742,28 @@ def _park(x):
 
 
 @njit(cache=True)
-def step_one(x, cmd_speed, cmd_yaw_rate, p, dt):
-    """One physics step of one vehicle under a (speed, yaw rate) command, in place."""
+def step_one(x, cmd_speed, cmd_yaw_rate, p, field, dt):
+    """One physics step of one vehicle under a (speed, yaw rate) command, in
+    place; ``field`` the terrain (read only when ``p[P_RIDE]`` is set)."""
     if not math.isfinite(cmd_speed):     # a bad command is a stop
         cmd_speed = 0.0
     if not math.isfinite(cmd_yaw_rate):
         cmd_yaw_rate = 0.0
     cmd_speed = min(max(cmd_speed, -p[P_MAX_REVERSE_SPEED]), p[P_MAX_SPEED])
     stop = abs(cmd_speed) < CMD_STOP_EPS
+    if p[P_ENGINE_ON] > 0.5:
+        advance_vibration(x, p, dt)
     if x[S_PARKED] > 0.5:
         if stop:
             return                       # the brake holds: nothing moves
         x[S_PARKED] = 0.0
     u0 = forward_speed(x)
-    drive, steer = control(x, cmd_speed, cmd_yaw_rate, p, dt)
+    drive, steer = control(x, cmd_speed, cmd_yaw_rate, p, dt, field)
     advance_actuators(x, drive, steer, p, dt)
-    verlet_step(x, p, dt)
+    if p[P_RIDE] > 0.5:
+        verlet_step_ride(x, p, field, dt)
+    else:
+        verlet_step(x, p, dt)
     if stop:
         u1 = forward_speed(x)
         if abs(u1) < PARK_SPEED or u0 * u1 < 0.0:
@@ -524,17 +771,17 @@ def step_one(x, cmd_speed, cmd_yaw_rate, p, dt):
 
 
 @njit(cache=True)
-def step_many(states, commands, params, dt):
+def step_many(states, commands, params, field, dt):
     """Step N vehicles (rows of ``states``, ``commands`` (N, 2), ``params``) in place."""
     for i in range(states.shape[0]):
-        step_one(states[i], commands[i, 0], commands[i, 1], params[i], dt)
+        step_one(states[i], commands[i, 0], commands[i, 1], params[i], field, dt)
 
 
 @njit(cache=True, parallel=True)
-def step_many_parallel(states, commands, params, dt):
+def step_many_parallel(states, commands, params, field, dt):
     """:func:`step_many` over threads (prange); the same numbers row by row."""
     for i in prange(states.shape[0]):
-        step_one(states[i], commands[i, 0], commands[i, 1], params[i], dt)
+        step_one(states[i], commands[i, 0], commands[i, 1], params[i], field, dt)
 
 
 @njit(cache=True)
@@ -569,18 +816,92 @@ def _initial_state(p, x0, y0, yaw, speed, out):
     refresh_accelerations(out, p)
 
 
-def initial_state(params, x, y, yaw, speed=0.0) -> np.ndarray:
+@njit(cache=True)
+def _keep_vertical(x):
+    """Remove the in-plane motion and the yaw of ``x`` (the body's heave, roll and
+    pitch remain): the brake and the tyres hold a settling vehicle."""
+    ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
+    for col in (S_VX, S_AX):
+        n = x[col] * ez[0] + x[col + 1] * ez[1] + x[col + 2] * ez[2]
+        x[col], x[col + 1], x[col + 2] = n * ez[0], n * ez[1], n * ez[2]
+    for col in (S_WX, S_ALX):
+        n = x[col] * ez[0] + x[col + 1] * ez[1] + x[col + 2] * ez[2]
+        x[col] -= n * ez[0]
+        x[col + 1] -= n * ez[1]
+        x[col + 2] -= n * ez[2]
+
+
+@njit(cache=True)
+def _initial_state_ride(p, field, x0, y0, yaw, speed, out):
+    """:func:`_initial_state` on a terrain: the body on the plane of its four wheels'
+    ground points, the wheels on the ground, then :data:`SETTLE_STEPS` of the ride
+    with the vehicle held, so that it starts at rest on its springs."""
+    for i in range(STATE_SIZE):
+        out[i] = 0.0
+    L = p[P_WHEELBASE]
+    c, s = math.cos(yaw), math.sin(yaw)
+    rough = p[P_ROUGH_ON] > 0.5
+    z = np.empty(4)
+    for i in range(4):
+        cx, cy = corner(p, i)
+        bx, by = cx + p[P_COM_X], cy + p[P_COM_Y]       # from the chassis origin
+        z[i] = ground_height(field, x0 + c * bx - s * by, y0 + s * bx + c * by, rough)[0]
+    g_ahead = 0.5 * ((z[0] + z[1]) - (z[2] + z[3])) / L
+    g_left = 0.5 * ((z[0] + z[2]) - (z[1] + z[3])) / p[P_TRACK]
+    ground = 0.25 * (z[0] + z[1] + z[2] + z[3]) - (0.5 - CHASSIS_AHEAD) * L * g_ahead
+    qx, qy, qz, qw = _attitude_on(g_ahead * c - g_left * s, g_ahead * s + g_left * c, yaw)
+    ex, ey, ez = _axes(qx, qy, qz, qw)
+    hc = p[P_COG_HEIGHT]
+    out[S_PX] = x0 + hc * ez[0]
+    out[S_PY] = y0 + hc * ez[1]
+    out[S_PZ] = ground + hc * ez[2]
+    out[S_QX], out[S_QY], out[S_QZ], out[S_QW] = qx, qy, qz, qw
+    # each wheel its radius (along the normal) above the ground under its attachment
+    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
+    for i in range(4):
+        ax, ay = corner(p, i)
+        bx, by = ax + cx, ay + cy
+        px = out[S_PX] + ex[0] * bx + ey[0] * by + ez[0] * cz
+        py = out[S_PY] + ex[1] * bx + ey[1] * by + ez[1] * cz
+        zg = ground_height(field, px, py, rough)[0]
+        out[S_ZU + i] = zg + p[P_WHEEL_RADIUS] / ez[2]
+    refresh_ride_accelerations(out, p, field)
+    _keep_vertical(out)
+    for _ in range(SETTLE_STEPS):
+        verlet_step_ride(out, p, field, DT)
+        _keep_vertical(out)
+    for i in range(S_VX, S_ALZ + 1):
+        out[i] = 0.0
+    for i in range(S_VZU, S_AZU + 4):
+        out[i] = 0.0
+    if speed == 0.0:
+        out[S_PARKED] = 1.0
+        return
+    ex, ey, ez = _axes(out[S_QX], out[S_QY], out[S_QZ], out[S_QW])
+    out[S_VX], out[S_VY], out[S_VZ] = speed * ex[0], speed * ex[1], speed * ex[2]
+    N = p[P_MASS] * p[P_GRAVITY] * ez[2]
+    out[S_DRIVE] = _resistance(speed, abs(speed), N, p) + p[P_MASS] * p[P_GRAVITY] * ex[2]
+    refresh_ride_accelerations(out, p, field)
+
+
+def initial_state(params, x, y, yaw, speed=0.0, field=None) -> np.ndarray:
     """A state row: the chassis origin above ground point (x, y) [m] heading ``yaw``
     [rad] in the ground plane (0 = east, counter-clockwise), wheels straight;
     parked when ``speed`` is 0, else cruising forward at ``speed`` [m/s].
 
-    ``params`` is a :func:`params_row` (or a :class:`VehicleParams` on flat ground).
+    ``params`` is a :func:`params_row` (or a :class:`VehicleParams` on flat ground);
+    ``field`` the terrain of a row with ``P_RIDE`` set (settled on its springs there).
     """
     if isinstance(params, VehicleParams):
         params = params_row(params)
+    params = np.asarray(params, dtype=np.float64)
     out = np.empty(STATE_SIZE)
-    _initial_state(np.asarray(params, dtype=np.float64), float(x), float(y), float(yaw),
-                   float(speed), out)
+    if params[P_RIDE] > 0.5:
+        if field is None:
+            raise ValueError('a vehicle on a terrain needs its field')
+        _initial_state_ride(params, field, float(x), float(y), float(yaw), float(speed), out)
+    else:
+        _initial_state(params, float(x), float(y), float(yaw), float(speed), out)
     return out
 
 
@@ -615,22 +936,32 @@ class Fleet:
     state now held (t = k / PHYSICS_HZ).  ``states`` and ``params`` are the
     kernel arrays (rows in vehicle order), open for tests and tools; ``com`` (N, 3)
     the centre of mass of each from its chassis origin, body FLU [m].
+
+    ``ground``: a :class:`~acres_sim.core.terrain.TerrainField` to ride on (the
+    suspension model, :mod:`acres_sim.core.ride`), or None for the plane of
+    ``terrain``; ``switches``: one :class:`VibrationSwitches` per vehicle (None:
+    no vibration).
     """
 
     def __init__(self, params_list, initial_poses, terrain: Terrain = Terrain(),
-                 parallel: bool = False):
+                 parallel: bool = False, ground: TerrainField = None, switches=None):
         self.vehicle_params = tuple(params_list)
         n = len(self.vehicle_params)
         poses = np.asarray(initial_poses, dtype=np.float64).reshape(-1, 3)
         if poses.shape[0] != n:
             raise ValueError(f'{poses.shape[0]} initial poses for {n} vehicles')
+        switches = [VibrationSwitches()] * n if switches is None else list(switches)
+        if len(switches) != n:
+            raise ValueError(f'{len(switches)} vibration switches for {n} vehicles')
         self.terrain = terrain
+        self.field = flat_field() if ground is None else ground
         self.params = np.ascontiguousarray(
-            np.stack([params_row(vp, terrain) for vp in self.vehicle_params])
+            np.stack([params_row(vp, terrain, ground is not None, sw)
+                      for vp, sw in zip(self.vehicle_params, switches)])
             if n else np.zeros((0, N_PARAMS)))
         self.states = np.zeros((n, STATE_SIZE))
         for i in range(n):
-            self.states[i] = initial_state(self.params[i], *poses[i])
+            self.states[i] = initial_state(self.params[i], *poses[i], field=self.field)
         self.step_index = 0
         self._step = step_many_parallel if parallel else step_many
         self._commands = np.zeros((n, 2))
@@ -651,14 +982,17 @@ class Fleet:
         """Advance every vehicle by one physics step under ``commands`` (N x 2)."""
         cmd = np.asarray(commands, dtype=np.float64)
         self._commands[...] = cmd.reshape(self._commands.shape)
-        self._step(self.states, self._commands, self.params, DT)
+        self._step(self.states, self._commands, self.params, self.field, DT)
         self.step_index += 1
 
     def _truth(self, i, reset) -> Truth:
         x = self.states[i]
         R, p_c = truth_from_state(x, self.com[i])
-        return Truth(step=self.step_index, p=x[S_PX:S_PZ + 1].copy(), R=R,
-                     v=x[S_VX:S_VZ + 1].copy(), w=x[S_WX:S_WZ + 1].copy(), p_c=p_c,
+        p, v = x[S_PX:S_PZ + 1].copy(), x[S_VX:S_VZ + 1].copy()
+        if vibrates(self.params[i]):
+            d, dv = vibration_offset(x, self.params[i], self.step_index)
+            p, p_c, v = p + R @ np.asarray(d), p_c + R @ np.asarray(d), v + R @ np.asarray(dv)
+        return Truth(step=self.step_index, p=p, R=R, v=v, w=x[S_WX:S_WZ + 1].copy(), p_c=p_c,
                      reset=reset)
 
     def truth(self, i) -> Truth:
@@ -682,5 +1016,5 @@ class Fleet:
         """Put vehicle ``i`` at ``pose`` (x, y, yaw), parked unless ``speed``; its next
         truth (every truth at that step) carries ``reset=True``."""
         x, y, yaw = (float(v) for v in pose)
-        self.states[i] = initial_state(self.params[i], x, y, yaw, speed)
+        self.states[i] = initial_state(self.params[i], x, y, yaw, speed, field=self.field)
         self._reset_pending[i] = True

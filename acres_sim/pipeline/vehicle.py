@@ -31,6 +31,7 @@ from acres_sim.core.block import RigSimulation
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower
 from acres_sim.core.vehicles import VehicleParams
+from acres_sim.core.vibration import VibrationSwitches
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
@@ -73,6 +74,7 @@ class Vehicle:
     imu: Any
     ins: Any
     batches: MessageBatches       # its block encoders
+    vibration: VibrationSwitches  # its vibration sources (the config's vibration.* keys)
     channels: dict = field(default_factory=dict)   # sensor -> its channel (built sensors)
 
     def topic(self, name):
@@ -90,6 +92,15 @@ class Vehicle:
             return name
         ns = self.namespace.strip('/')
         return f'{ns}/{name}' if ns else name
+
+
+def _vibration(config):
+    """The vibration sources of ``config`` (its ``vibration.*`` keys, when it has them)."""
+    try:
+        return VibrationSwitches(config['vibration.engine'], config['vibration.parked_jitter'],
+                                 config['vibration.roughness'])
+    except KeyError:
+        return VibrationSwitches()
 
 
 def vehicle_route(vehicle_name, route=None):
@@ -142,24 +153,26 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
         topics=INS_TOPICS[vehicle_name], route=route,
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
-        batches=batches)
+        batches=batches, vibration=_vibration(config))
     channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
     vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in SENSORS
                         if getattr(vehicle, sensor) is not None}
     return vehicle
 
 
-def rig_simulation(vehicles, steps):
+def rig_simulation(vehicles, steps, ground=None):
     """The block kernel's simulation of ``vehicles`` (each with a route) for
-    ``steps`` physics steps.  The kernel takes one set of rates and one
-    antenna lever arm for all: the vehicles must agree on them."""
+    ``steps`` physics steps, on the terrain ``ground`` (a TerrainField; None:
+    the flat plane).  The kernel takes one set of rates and one antenna lever
+    arm for all: the vehicles must agree on them."""
     first = vehicles[0]
     for vehicle in vehicles[1:]:
         if vehicle.rates != first.rates or not np.array_equal(vehicle.arms['gnss'],
                                                                 first.arms['gnss']):
             raise ValueError('the vehicles of one simulation differ in their sensor rates or '
                              'antenna lever arm, which the block kernel takes once for all')
-    fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles])
+    fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles], ground=ground,
+                  switches=[v.vibration for v in vehicles])
     sim = RigSimulation(fleet, [v.follower for v in vehicles], [v.imu for v in vehicles],
                         [v.ins for v in vehicles], [v.gnss for v in vehicles],
                         first.arms['gnss'], first.rates, steps, first.site)
