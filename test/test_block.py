@@ -17,18 +17,21 @@ from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.config.routes import load_route
 from acres_sim.core.schedule import Due
 from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.core.vibration import VibrationSwitches
 from acres_sim.pipeline.vehicle import build_vehicle, vehicle_route
 
 
-def _rig(rig, n_agents, overrides=None):
+def _rig(rig, n_agents, overrides=None, ground=None, switches=None):
     """n vehicles as the recorder builds them: (fleet, per vehicle (follower,
-    imu, ins, gnss), antenna lever arm, rates, site)."""
+    imu, ins, gnss), antenna lever arm, rates, site); on the terrain ``ground``
+    with the vibration ``switches`` if given."""
     config = load_config(rig=rig, overrides=overrides or {})
     route = vehicle_route(rig)
     first = build_vehicle(config, rig, route=route, agent_index=0)
     vehicles = [first] + [build_vehicle(config, rig, route=route, site=first.site, agent_index=k)
                           for k in range(1, n_agents)]
-    fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles])
+    fleet = Fleet([v.params for v in vehicles], [v.start_pose for v in vehicles], ground=ground,
+                  switches=None if switches is None else [switches] * n_agents)
     models = [(v.follower, v.imu, v.ins, v.gnss) for v in vehicles]
     return fleet, models, first.arms['gnss'], first.rates, first.site
 
@@ -71,8 +74,9 @@ def _per_sample(rig, n_agents, steps, overrides=None, rig_parts=None, start=0, o
     return out, fleet.states.copy()
 
 
-def _blocked(rig, n_agents, steps, block, overrides=None, until=None, imu_reset_at=None):
-    parts = _rig(rig, n_agents, overrides)
+def _blocked(rig, n_agents, steps, block, overrides=None, until=None, imu_reset_at=None,
+             rig_parts=None):
+    parts = rig_parts or _rig(rig, n_agents, overrides)
     fleet, models, antenna, rates, site = parts
     sim = RigSimulation(fleet, *zip(*models), antenna, rates, steps, site)
     out = [{'imu': [], 'ins': [], 'truth': [], 'gnss': []} for _ in models]
@@ -116,6 +120,24 @@ def test_blocks_equal_the_per_sample_models_bit_for_bit(rig, agents, block):
     assert len(ref[0]['imu']) == steps + 1 - 2      # the first sample needs 3 steps
     if agents > 1:    # own noise per agent
         assert not np.array_equal(got[0]['ins'][-1][1], got[1]['ins'][-1][1])
+
+
+def test_blocks_equal_the_per_sample_models_on_a_terrain_with_vibration():
+    # a bumpy slope (a washboard on a 3 % grade), the engine and the parked jitter:
+    # the block kernel and the Fleet's own truth and step agree bit for bit
+    from test_ride import plane_field, washboard_field
+    ground = washboard_field(0.01, 2.0)._replace(heights_m=plane_field(0.03).heights_m)
+    switches = VibrationSwitches(engine=True, parked_jitter=True)
+    steps = 12 * PHYSICS_HZ
+    parts = lambda: _rig('polaris', 2, ground=ground, switches=switches)   # noqa: E731
+    ref, ref_states = _per_sample('polaris', 2, steps, rig_parts=parts())
+    got, states, _ = _blocked('polaris', 2, steps, 97, rig_parts=parts())
+    assert np.array_equal(states, ref_states)
+    _assert_same(got, ref)
+    # it did ride, shake and stand: the truth left the plane and jittered while parked
+    truth = np.array([row for _, row in ref[0]['truth']])
+    assert np.ptp(truth[:, 2] - 0.03 * truth[:, 0]) > 1e-3
+    assert np.abs(truth[:100, 7:10]).max() == pytest.approx(0.01)   # parked in its hold
 
 
 @pytest.mark.parametrize('overrides, empty', [

@@ -170,16 +170,13 @@ def _follow(p, R, v, k, route):
 
 
 @njit(cache=True)
-def _shaken(x, params, k, R, p, p_c, v):
-    """The truth of step ``k`` with the vehicle's vibration (copies of p, p_c, v)."""
+def _shaken(x, params, com, k, R, p, v):
+    """The truth of step ``k`` with the vehicle's vibration: new p, p_c, v (p_c
+    from the shifted p, as a sensor node rebuilds it from the published state)."""
     d, dv = vibration_offset(x, params, k)
-    p, p_c, v = p.copy(), p_c.copy(), v.copy()
-    for j in range(3):
-        shift = R[j, 0] * d[0] + R[j, 1] * d[1] + R[j, 2] * d[2]
-        p[j] += shift
-        p_c[j] += shift
-        v[j] += R[j, 0] * dv[0] + R[j, 1] * dv[1] + R[j, 2] * dv[2]
-    return p, p_c, v
+    p = point_at_lever_arm(p, R, np.array(d))
+    v = point_at_lever_arm(v, R, np.array(dv))
+    return p, point_at_lever_arm(p, R, com), v
 
 
 @njit(cache=True)
@@ -202,7 +199,7 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
         v = x[S_VX:S_VZ + 1]
         w = x[S_WX:S_WZ + 1]
         if shaken:
-            p, p_c, v = _shaken(x, vehicle.params, k, R, p, p_c, v)
+            p, p_c, v = _shaken(x, vehicle.params, com, k, R, p, v)
         if imu.on:
             restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1
             imu.last_step[0] = k

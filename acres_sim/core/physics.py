@@ -989,9 +989,11 @@ class Fleet:
         x = self.states[i]
         R, p_c = truth_from_state(x, self.com[i])
         p, v = x[S_PX:S_PZ + 1].copy(), x[S_VX:S_VZ + 1].copy()
-        if vibrates(self.params[i]):
+        if vibrates(self.params[i]):     # as the block kernel adds it (block._shaken)
             d, dv = vibration_offset(x, self.params[i], self.step_index)
-            p, p_c, v = p + R @ np.asarray(d), p_c + R @ np.asarray(d), v + R @ np.asarray(dv)
+            p = point_at_lever_arm(p, R, np.array(d))
+            v = point_at_lever_arm(v, R, np.array(dv))
+            p_c = point_at_lever_arm(p, R, self.com[i])
         return Truth(step=self.step_index, p=p, R=R, v=v, w=x[S_WX:S_WZ + 1].copy(), p_c=p_c,
                      reset=reset)
 
