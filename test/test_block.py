@@ -137,7 +137,7 @@ def test_blocks_equal_the_per_sample_models_on_a_terrain_with_vibration():
     # it did ride, shake and stand: the truth left the plane and jittered while parked
     truth = np.array([row for _, row in ref[0]['truth']])
     assert np.ptp(truth[:, 2] - 0.03 * truth[:, 0]) > 1e-3
-    assert np.abs(truth[:100, 7:10]).max() == pytest.approx(0.01)   # parked in its hold
+    assert np.abs(truth[:100, 7:10]).max() == pytest.approx(0.01, abs=1e-3)   # parked, its hold
 
 
 @pytest.mark.parametrize('overrides, empty', [
