@@ -205,7 +205,10 @@ def test_tile_is_deterministic_per_seed():
     assert a.tobytes() == roughness_tile(42).tobytes()
     b = roughness_tile(43)
     assert a.tobytes() != b.tobytes()
-    assert abs(np.corrcoef(a.ravel(), b.ravel())[0, 1]) < 0.2
+    # Unrelated surfaces: the slopes (many independent short waves, unlike the
+    # heights, which a few long waves dominate) are uncorrelated.
+    slopes_a, slopes_b = np.diff(a, axis=1).ravel(), np.diff(b, axis=1).ravel()
+    assert abs(np.corrcoef(slopes_a, slopes_b)[0, 1]) < 0.02
 
 
 @pytest.mark.parametrize('size, spacing', [(1, 0.25), (16, 0.0), (16, -1.0), (16, math.nan)])
