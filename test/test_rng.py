@@ -356,21 +356,26 @@ def test_stream_table_values():
         'imu': (1009, 2, AgentOffset.IF_ALL),
         'gnss_constellation': (3027, 4, AgentOffset.NEVER),
         'ins': (5045, 6, AgentOffset.ALWAYS),
+        'terrain_roughness': (7063, 8, AgentOffset.NEVER),
     }
 
 
 @pytest.mark.parametrize('offset_all, k, expected', [
     # agent 0: plain offsets
     (True, 0, {'gnss_errors': 1000, 'imu': 2009,
-               'gnss_constellation': 4027, 'ins': 6045}),
+               'gnss_constellation': 4027, 'ins': 6045,
+               'terrain_roughness': 8063}),
     (False, 0, {'gnss_errors': 1000, 'imu': 2009,
-                'gnss_constellation': 4027, 'ins': 6045}),
-    # agent 3, default: everything but the sky moves by 3 * 7919 = 23757
+                'gnss_constellation': 4027, 'ins': 6045,
+                'terrain_roughness': 8063}),
+    # agent 3, default: everything but the sky and the ground moves by 3 * 7919 = 23757
     (True, 3, {'gnss_errors': 24757, 'imu': 25766,
-               'gnss_constellation': 4027, 'ins': 29802}),
+               'gnss_constellation': 4027, 'ins': 29802,
+               'terrain_roughness': 8063}),
     # agent 3, original game: only INS moves
     (False, 3, {'gnss_errors': 1000, 'imu': 2009,
-                'gnss_constellation': 4027, 'ins': 29802}),
+                'gnss_constellation': 4027, 'ins': 29802,
+                'terrain_roughness': 8063}),
 ])
 def test_stream_seeds_per_agent(offset_all, k, expected):
     got = {name: stream_seed(1000, name, k, offset_all) for name in STREAMS}

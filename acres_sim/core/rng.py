@@ -53,6 +53,7 @@ __all__ = [
     'Pcg32',
     'STREAMS',
     'StreamSpec',
+    'TERRAIN_ROUGHNESS',
     'make_stream',
     'pcg32_fill_gaussian',
     'pcg32_fill_u32',
@@ -265,8 +266,10 @@ GNSS_ERRORS = StreamSpec('gnss_errors', 0, 1, AgentOffset.IF_ALL)
 IMU = StreamSpec('imu', 1009, 2, AgentOffset.IF_ALL)
 GNSS_CONSTELLATION = StreamSpec('gnss_constellation', 3027, 4, AgentOffset.NEVER)
 INS = StreamSpec('ins', 5045, 6, AgentOffset.ALWAYS)
+TERRAIN_ROUGHNESS = StreamSpec('terrain_roughness', 7063, 8, AgentOffset.NEVER)
+"""The surface roughness of the ground, which every vehicle drives on (never shifted)."""
 
-STREAMS = {s.name: s for s in (GNSS_ERRORS, IMU, GNSS_CONSTELLATION, INS)}
+STREAMS = {s.name: s for s in (GNSS_ERRORS, IMU, GNSS_CONSTELLATION, INS, TERRAIN_ROUGHNESS)}
 """Stream name -> :class:`StreamSpec`."""
 
 
@@ -287,7 +290,7 @@ def stream_seed(seed: int, stream: Union[str, StreamSpec], agent_index: int = 0,
 
     ``offset_all_streams=False`` reproduces the original game, where all
     vehicles share the GNSS-error and IMU noise; the INS stream is always
-    per-agent and the constellation stream never is.
+    per-agent and the constellation and terrain-roughness streams never are.
     """
     spec = _spec(stream)
     k = operator.index(agent_index)
