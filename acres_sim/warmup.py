@@ -78,11 +78,14 @@ def warm_rig(rig):
     """Every kernel the recorder and the nodes run for packaged vehicle ``rig``,
     each on throwaway vehicles built as they build theirs."""
     from acres_sim.config import load_config
+    from acres_sim.core.terrain import flat_field
     from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
 
     config, route = load_config(rig=rig), vehicle_route(rig)
     for sensors in (('gnss', 'imu', 'ins'), ('ins',)):     # the recorder's, the sim node's
         warm_block(rig_simulation([build_vehicle(config, rig, route=route, sensors=sensors)], 3))
+    # on a terrain: the placement on the springs at the spawn (the block kernel is the same)
+    rig_simulation([build_vehicle(config, rig, route=route, sensors=())], 3, ground=flat_field())
     warm_gnss(build_vehicle(config, rig, sensors=('gnss',)).gnss)     # the sensor nodes'
     warm_imu(build_vehicle(config, rig, sensors=('imu',)).imu)
     warm_truth()

@@ -212,3 +212,39 @@ def test_parked_jitter_is_in_the_truth_and_not_in_the_imu(name):
     # ... where one difference reads 0.02 * 120 = 2.4 m/s^2
     one_step = np.diff(states[:, T_V:T_V + 3], axis=0) * PHYSICS_HZ
     assert np.abs(one_step).max() == pytest.approx(2.4, rel=1e-9)
+
+
+# --------------------------------------------------------------------------- modes
+
+
+def heave_response(name, f_hz, amplitude_m=0.005, seconds=12.0):
+    """|a / z| at ``f_hz``: the noise-free IMU's vertical specific force (its
+    Welch PSD around the drive frequency) over the height of a washboard whose
+    wavelength is a third of the wheelbase (front and rear wheels in phase: pure
+    heave), driven over at the speed that makes it ``f_hz``."""
+    wavelength = load_vehicle(name).wheelbase_m / 3.0
+    imu, _states, _ = run(name, seconds, ground=washboard_field(amplitude_m, wavelength),
+                          command=(f_hz * wavelength, 0.0), pose=(-200.0, 0.0, 0.0))
+    z = imu[600:, 2] - imu[600:, 2].mean()
+    freqs, psd = welch(z, fs=120.0, nperseg=len(z))
+    i = int(np.argmin(np.abs(freqs - f_hz)))
+    power = psd[i - 2:i + 3].sum() * (freqs[1] - freqs[0])
+    return math.sqrt(2.0 * power) / amplitude_m
+
+
+@pytest.mark.parametrize('name', ['polaris', 'maxxum'])
+def test_the_body_mode_lies_between_1_and_3_hz(name):
+    freqs = np.arange(0.6, 4.01, 0.2)
+    response = [heave_response(name, f) for f in freqs]
+    assert 1.0 <= freqs[int(np.argmax(response))] <= 3.0
+
+
+def test_the_polaris_wheel_hop_is_where_the_model_puts_it():
+    p = ph.params_row(load_vehicle('polaris'), ride=True)
+    hop = ride.hop_frequency_hz(p, 0)        # sqrt((k_s + k_t) / m_u) / 2 pi
+    assert 8.0 < hop < 12.0
+    freqs = np.arange(5.0, 14.01, 0.5)
+    response = np.array([heave_response('polaris', f) for f in freqs])
+    peak = freqs[int(np.argmax(response))]
+    assert peak == pytest.approx(hop, rel=0.1)
+    assert response.max() > 1.4 * response[0] and response.max() > 1.4 * response[-1]
