@@ -97,7 +97,7 @@ def _record(args, stop):
 
     _check_duration(args.duration)
     options = RigOptions(agents=args.agents, route=args.route, laps=args.laps,
-                         repeat=args.repeat or None, scene=args.scene,
+                         repeat=args.repeat or None, scene=args.scene, terrain=args.terrain,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
                          site_file=args.opt_site, overlay_file=args.opt_vehicle_config)
@@ -177,7 +177,8 @@ def cmd_up(args):
     if args.wait_for_subscribers is not None:
         sim['start_subscribers'] = args.wait_for_subscribers
     options = RigOptions(agents=args.agents, route=args.route, laps=args.laps,
-                         repeat=args.repeat or None, scene=args.scene, rtf=args.rtf,
+                         repeat=args.repeat or None, scene=args.scene,
+                         terrain=args.terrain, rtf=args.rtf,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
                          site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
@@ -443,6 +444,7 @@ def build_parser():
     _add_laps(rec)
     rec.add_argument('--scene', metavar='FILE',
                      help="obstacle scene (default: the scenario's, else the ACRE farmstead)")
+    _add_terrain(rec)
     rec.add_argument('--parked', action='store_true',
                      help='no route follower: the vehicles stay where they spawn')
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
@@ -476,6 +478,7 @@ def build_parser():
     up.add_argument('--scene', metavar='FILE',
                     help="obstacle scene of the GNSS sky view (default: the scenario's, else "
                          'the ACRE farmstead)')
+    _add_terrain(up)
     up.add_argument('--cmd-vel-type', choices=['twist', 'twist_stamped'],
                     help='message type of cmd_vel (default twist)')
     up.add_argument('--cmd-vel-timeout', type=float, metavar='S',
@@ -535,6 +538,12 @@ def _add_rig(parser):
     parser.add_argument('--rig', default='polaris', metavar='NAME|FILE',
                         help='a packaged rig or scenario (polaris, maxxum, mixed, fleet), or a '
                              'rig or scenario file (default %(default)s)')
+
+
+def _add_terrain(parser):
+    parser.add_argument('--terrain', metavar='flat|NAME|FILE',
+                        help='ground under the wheels: flat (the plane), a packaged terrain '
+                             '(acre) or a terrain file (default: the scenario\'s, else flat)')
 
 
 def _add_laps(parser):

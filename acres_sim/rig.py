@@ -5,15 +5,17 @@ up`` both start exactly what :func:`rig_nodes` returns.
 
 The options of the run (:class:`RigOptions`: the command line or the launch
 arguments) come on top of the scenario: the number of copies of its vehicle,
-the route of every vehicle and its laps, the scene, the site, the seed, the
-duration, the real-time factor.  Every vehicle gets one configuration: the
+the route of every vehicle and its laps, the scene, the terrain, the site,
+the seed, the duration, the real-time factor.  Every vehicle gets one configuration: the
 packaged ``sensors.yaml`` and ``site.yaml`` (or the files given), its vehicle
 overlay, the scenario's seed and the vehicle's ``sensors``, then the options
 (seed, noise, sensor keys), checked key by key.  The sim node simulates all
 vehicles and gets every vehicle's configuration, spawn and route under
 ``agents.<name>.``; each vehicle with the GNSS receiver or the IMU on gets a
 ``gnss_node`` / ``imu_node`` in its namespace with its configuration at the
-top level; the sim node and the GNSS nodes get the scene.
+top level; the sim node and the GNSS nodes get the scene, the sim node the
+terrain (the physics runs there).  A bad scene or terrain is refused here,
+in one line, before any node starts.
 
 Namespaces are relative: the sim node sits in the rig's namespace (the
 option ``namespace``, "" by default), each vehicle's sensor nodes in the
@@ -34,6 +36,7 @@ from acres_sim.config.scenario import (MAX_AGENTS, NAMESPACE_PATTERN, Scenario, 
                                        vehicle_config)
 from acres_sim.config.scene import load_scene
 from acres_sim.config.schema import KEYS, key
+from acres_sim.config.terrain import FLAT, read_terrain, terrain_argument
 from acres_sim.config.validate import ConfigError, check
 from acres_sim.network import network_environment
 
@@ -78,6 +81,7 @@ class RigOptions:
     laps: Optional[int] = None          # laps of that route (a closed one)
     repeat: Optional[bool] = None       # repeat it until the run ends
     scene: Optional[str] = None         # a scene file instead of the scenario's
+    terrain: Optional[str] = None       # instead of the scenario's: flat, a name or a file
     rtf: Optional[float] = None
     duration_s: Optional[float] = None
     use_sim_time: bool = True
@@ -158,6 +162,10 @@ def _sim_values(scenario, options):
     if scene:
         load_scene(scene)             # a bad scene: the error now, not in the nodes
         values['scene'] = os.path.abspath(os.path.expanduser(scene))
+    terrain = check(sim_param('terrain'), options.terrain or scenario.terrain or FLAT,
+                    'the options')
+    read_terrain(terrain)             # a bad terrain: the error now, not in the sim node
+    values['terrain'] = terrain_argument(terrain)
     return values
 
 
@@ -189,7 +197,7 @@ def _resolved(rig, options):
 class RigRun:
     """A scenario with the options of one run, resolved once for both drivers:
     its placed vehicles, each one's checked configuration, and the sim node's
-    own values (``scene``, ``duration_s``, ``rtf`` and the rest)."""
+    own values (``scene``, ``terrain``, ``duration_s``, ``rtf`` and the rest)."""
 
     scenario: Scenario
     configs: tuple

@@ -61,6 +61,7 @@ BOMBS = {   # file kind -> (where the laughs go, the call that reads such a file
     'overlay': (('ins', 'lever_arm_m'), "load_config(rig='polaris', overlay_file=path)"),
     'route': (('route', 'legs'), 'load_route(str(path))'),
     'scene': (('scene', 'buildings'), 'load_scene(path)'),
+    'terrain': (('terrain', 'grid', 'heights_m'), 'load_terrain(str(path), 1)'),
     'vehicle': (('vehicle', 'mass_kg'), 'load_vehicle(str(path))'),
     'rig': (('vehicles',), 'read_scenario(str(path))'),
 }
@@ -70,6 +71,7 @@ _READ_ONE = textwrap.dedent('''
     from pathlib import Path
     from acres_sim.config import ConfigError, load_config
     from acres_sim.config.scene import load_scene
+    from acres_sim.config.terrain import load_terrain
     from acres_sim.config.vehicles import load_vehicle
     from acres_sim.config.routes import load_route
     from acres_sim.config.scenario import read_scenario

@@ -49,7 +49,7 @@ def test_install_tree_has_the_ament_marker_share_files_and_lib_scripts(workspace
                  'launch/rig.launch.py', 'config/rigs/mixed.yaml',
                  'config/fastdds/fast_repair.xml', 'config/rviz/acres_sim.rviz',
                  'config/sensors.yaml', 'config/sensors_polaris.yaml',
-                 'config/sensors_maxxum.yaml', 'config/site.yaml'):
+                 'config/sensors_maxxum.yaml', 'config/site.yaml', 'config/terrains/acre.yaml'):
         assert (share / name).is_file(), name
     for script in ('acres-sim', 'sim_node', 'gnss_node', 'imu_node'):
         path = prefix / 'lib/acres_sim' / script

@@ -55,7 +55,8 @@ RIG_FILE = 'rig'
 
 # Every launch argument but rig (rig.launch.py only).
 OPTION_ARGUMENTS = {
-    'namespace', 'seed', 'noise', 'agents', 'route', 'laps', 'repeat', 'scene', 'use_sim_time',
+    'namespace', 'seed', 'noise', 'agents', 'route', 'laps', 'repeat', 'scene', 'terrain',
+    'vibration', 'use_sim_time',
     'rtf', 'duration', 'cmd_vel_type',
     'publish_tf', 'follow_route', 'start_timeout', 'wait_for_subscribers', 'lookahead', 'gnss',
     'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site', 'network'}
@@ -191,7 +192,8 @@ def test_arguments_map_to_rig_options():
     """Every launch argument reaches its RigOptions field or key, typed like --set."""
     values = {
         'seed': '7', 'noise': 'false', 'agents': '3', 'route': 'loop', 'laps': '4',
-        'repeat': 'false', 'scene': '/x/scene.yaml', 'use_sim_time': 'false',
+        'repeat': 'false', 'scene': '/x/scene.yaml', 'terrain': '/x/terrain.yaml',
+        'vibration': 'on', 'use_sim_time': 'false',
         'rtf': '0', 'duration': '12.5', 'cmd_vel_type': 'twist_stamped', 'publish_tf': 'false',
         'start_timeout': '5', 'follow_route': 'false', 'wait_for_subscribers': '1',
         'lookahead': '3', 'gnss': 'true', 'imu': 'false', 'ins': 'true', 'gnss_hz': '5',
@@ -199,10 +201,11 @@ def test_arguments_map_to_rig_options():
         'site': 'site.yaml', 'network': 'lan', 'namespace': 'demo/rig1', 'rig': 'ignored here'}
     assert options_from_launch_arguments(values) == RigOptions(
         seed=7, noise=False, agents=3, route='loop', laps=4, repeat=False,
-        scene='/x/scene.yaml', rtf=0, duration_s=12.5,
+        scene='/x/scene.yaml', terrain='/x/terrain.yaml', rtf=0, duration_s=12.5,
         use_sim_time=False,
         overrides={'gnss.enabled': True, 'imu.enabled': False, 'ins.enabled': True,
-                   'gnss.hz': 5, 'imu.hz': 100.0, 'delay_s': 0, 'gnss.start': 'cold'},
+                   'gnss.hz': 5, 'imu.hz': 100.0, 'delay_s': 0, 'gnss.start': 'cold',
+                   'vibration.engine': True, 'vibration.parked_jitter': True},
         config_file='/x/sensors.yaml', site_file='site.yaml',
         sim={'cmd_vel.type': 'twist_stamped', 'publish_tf': False, 'start_timeout_s': 5,
              'follow_route': False, 'start_subscribers': 1, 'lookahead_steps': 3},
@@ -246,6 +249,9 @@ def test_text_arguments_stay_text():
     ({'laps': '-1'}, 'laps = -1: allowed 0'),
     ({'route': 'loop', 'repeat': 'maybe'}, "repeat = 'maybe'"),
     ({'scene': '/no/such/scene.yaml'}, '/no/such/scene.yaml'),
+    ({'terrain': '/no/such/terrain.yaml'}, 'cannot read terrain file /no/such/terrain.yaml'),
+    ({'terrain': 'moon'}, "unknown terrain 'moon'"),
+    ({'vibration': 'loud'}, "vibration:='loud': allowed: on"),
     ({'config': '/no/such/sensors.yaml'}, '/no/such/sensors.yaml'),
     ({'network': 'wifi'}, "network = 'wifi'; allowed: loopback or lan"),
 ])

@@ -14,6 +14,7 @@ from acres_sim.config.routes import LEG_KEYS, ROUTE_KEYS, route_from_tree
 from acres_sim.config.scenario import (ENTRY_KEYS, SCENARIO_KEYS, SPAWN_KEYS,
                                        VEHICLE_ROUTE_KEYS)
 from acres_sim.config.scene import SCENE_KEYS, scene_from_tree
+from acres_sim.config.terrain import TERRAIN_KEYS
 from acres_sim.config.vehicles import VEHICLE_KEYS
 
 
@@ -26,7 +27,8 @@ def message(spec, value, source='f.yaml'):
 def test_every_table_holds_keys():
     for spec in (*SIM_PARAMS, *AGENT_PARAMS, *SENSOR_NODE_PARAMS, AGENT_NAMES,
                  *VEHICLE_KEYS.values(), *ROUTE_KEYS.values(), *LEG_KEYS.values(),
-                 *SCENE_KEYS.values(), *SCENARIO_KEYS.values(), *ENTRY_KEYS.values(),
+                 *SCENE_KEYS.values(), *TERRAIN_KEYS.values(), *SCENARIO_KEYS.values(),
+                 *ENTRY_KEYS.values(),
                  *VEHICLE_ROUTE_KEYS.values(), *SPAWN_KEYS.values()):
         assert isinstance(spec, Key) and spec.description
 

@@ -10,10 +10,10 @@ GNSS or IMU node (its vehicle's configuration), and under
 ``agents.<name>.`` in the sim node, once per vehicle it simulates.
 """
 
-from acres_sim.config.schema import Key
+from acres_sim.config.schema import NON_BLANK, Key
 
 __all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS', 'OUTPUT_DEPTH',
-           'SCENE', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'VEHICLES', 'sim_param']
+           'SCENE', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'TERRAIN', 'VEHICLES', 'sim_param']
 
 VEHICLES = ('polaris', 'maxxum')
 
@@ -26,6 +26,12 @@ def _param(name, kind, default, description, unit='', **limits):
 # The sim node and the GNSS nodes: the scene (the sky view's obstacles).
 SCENE = _param('scene', 'str', '', 'Scene file: the obstacles of the GNSS sky view (empty: '
                'the packaged ACRE farmstead).')
+
+# The sim node: the ground under the wheels (the physics lives there).
+TERRAIN = _param('terrain', 'str', 'flat', 'Terrain: the ground under the wheels, flat (the '
+                 'plane of the physics), a packaged terrain (acre) or a terrain file.',
+                 pattern=NON_BLANK,
+                 pattern_words='flat, a packaged terrain name or a terrain file')
 
 # Every node of the rig.
 OUTPUT_DEPTH = _param(
@@ -61,6 +67,7 @@ SIM_PARAMS = (
            'this (sim time) brakes to a stop; without any cmd_vel its route follower drives.',
            's', low=0.0, low_open=True, high=60.0),
     SCENE,
+    TERRAIN,
 )
 _SIM_BY_NAME = {p.name: p for p in SIM_PARAMS}
 

@@ -2,6 +2,8 @@
 
 Each option of the spec ("Command-Line Options") has a counterpart here; the
 help text names the game's spelling.  ``--set KEY=VALUE`` reaches any other key.
+``--vibration on|off`` (acres_sim's own) sets the vibration switches of every
+vehicle at once (:func:`vibration_overrides`).
 """
 
 import argparse
@@ -10,7 +12,8 @@ from acres_sim.config.loader import RIGS, load_config, parse_value
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 
-__all__ = ['add_config_arguments', 'config_from_args', 'overrides_from_args']
+__all__ = ['VIBRATION_KEYS', 'add_config_arguments', 'config_from_args', 'overrides_from_args',
+           'vibration_overrides']
 
 # (flag, key, the game's option); switches also carry the value they set.
 _VALUE_OPTIONS = (
@@ -28,6 +31,20 @@ _SWITCHES = (
     ('--no-ins', 'ins.enabled', False, '-SensorNoIns'),
     ('--no-noise', 'noise', False, '-SensorNoNoise'),
 )
+
+# What --vibration on|off switches (the terrain's roughness has a key of its own).
+VIBRATION_KEYS = ('vibration.engine', 'vibration.parked_jitter')
+_VIBRATION_CHOICES = {'on': True, 'off': False}
+
+
+def vibration_overrides(value, where='--vibration ') -> dict:
+    """The keys that ``--vibration on`` (or ``off``) sets: the engine's and
+    the parked jitter's switch, both true (false); ConfigError naming ``where``
+    for any other value."""
+    if value not in _VIBRATION_CHOICES:
+        raise ConfigError(f'{where}{value!r}: allowed: on (engine vibration and parked '
+                          'jitter) or off (neither)')
+    return {name: _VIBRATION_CHOICES[value] for name in VIBRATION_KEYS}
 
 
 def _dest(flag):
@@ -80,6 +97,10 @@ def add_config_arguments(parser: argparse.ArgumentParser, rig_default='polaris',
                        action='append', default=[],
                        help='add a correction outage [START, END) in seconds; repeatable '
                             '[-SensorGnssOutage=]')
+    group.add_argument('--vibration', dest='opt_vibration', choices=tuple(_VIBRATION_CHOICES),
+                       help='on: the engine and, when parked, the brake\'s jitter shake every '
+                            'vehicle (' + ' and '.join(VIBRATION_KEYS) + ' true); off: '
+                            'neither (default: as configured, off)')
     group.add_argument('--set', metavar='KEY=VALUE', dest='opt_set', action='append',
                        default=[], help='set any key, VALUE written as in a config file (e.g. '
                                         'gnss.states.single.sigma_h_m=2.0); repeatable')
@@ -93,9 +114,12 @@ def _parse_set(item):
 
 
 def overrides_from_args(args) -> dict:
-    """The keys set by the options in ``args`` (--set and the spec's options),
-    not yet checked; the outages of --gnss-outage are in ``args.opt_outages``."""
+    """The keys set by the options in ``args`` (--set, --vibration and the
+    spec's options; an option wins over --set), not yet checked; the outages of
+    --gnss-outage are in ``args.opt_outages``."""
     overrides = dict(_parse_set(item) for item in args.opt_set)
+    if getattr(args, 'opt_vibration', None) is not None:
+        overrides.update(vibration_overrides(args.opt_vibration))
     for flag, name, *_ in (*_VALUE_OPTIONS, *_SWITCHES):
         value = getattr(args, _dest(flag))
         if value is not None:

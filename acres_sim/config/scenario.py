@@ -12,6 +12,7 @@ is YAML (JSON works too)::
     description: A Polaris and two Maxxums.
     site: my_site.yaml          # optional: the site file (default: the packaged site.yaml)
     scene: my_scene.yaml        # optional: the scene file (default: the ACRE farmstead)
+    terrain: acre               # optional: flat (the default), a packaged terrain or a file
     duration_s: 3600.0          # optional: simulated seconds
     seed: 42                    # optional: the seed of every vehicle
     rtf: 1.0                    # optional: real-time factor of a live run
@@ -59,6 +60,7 @@ from acres_sim.config.node_params import AGENT_PARAMS, VEHICLES, sim_param
 from acres_sim.config.records import site_georeference_args
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.schema import NON_BLANK, Key
+from acres_sim.config.terrain import terrain_argument
 from acres_sim.config.validate import (ConfigError, check, check_keys, check_value, missing,
                                        value_error)
 from acres_sim.core.geo.site import FRAMES, SiteGeoreference
@@ -80,7 +82,8 @@ SPAWN_MARGIN_M = 5.0              # between vehicles placed one behind the other
 JOIN_WITHIN_M = 20.0              # a spawn off the route's start: at most this far from it [m]
 PACKAGED_FOLDERS = ('rigs', 'scenarios')
 
-_TOP_KEYS = ('description', 'site', 'scene', 'duration_s', 'seed', 'rtf', 'vehicles')
+_TOP_KEYS = ('description', 'site', 'scene', 'terrain', 'duration_s', 'seed', 'rtf',
+             'vehicles')
 _VEHICLE_KEYS = ('name', 'model', 'vehicle', 'namespace', 'frame_prefix', 'agent_index',
                  'spawn', 'route', 'parked', 'sensors')
 _GRID_SPAWN = ('east_m', 'north_m', 'heading_deg')
@@ -104,6 +107,9 @@ SCENARIO_KEYS = _table(
         'packaged site.yaml).', pattern=NON_BLANK, pattern_words='a file name'),
     Key('scene', 'str', '', 'The scene file, relative to the scenario file (default: the '
         'ACRE farmstead).', pattern=NON_BLANK, pattern_words='a file name'),
+    Key('terrain', 'str', '', 'The ground under the wheels: flat, a packaged terrain (acre) '
+        'or a terrain file, relative to the scenario file (default: flat).',
+        pattern=NON_BLANK, pattern_words='flat, a packaged terrain name or a terrain file'),
     Key('duration_s', 'float', None, 'Simulated time of the run.', 's', low=0.0,
         high=MAX_DURATION_S),
 )
@@ -205,6 +211,7 @@ class Scenario:
     source: str = ''
     site: str = ''                # a site file
     scene: str = ''               # a scene file
+    terrain: str = ''             # flat, a packaged terrain or a terrain file ('': flat)
     duration_s: Optional[float] = None
     seed: Optional[int] = None
     rtf: Optional[float] = None
@@ -240,6 +247,13 @@ def _file(item, value, source):
     return os.path.normpath(Path(source).parent / os.path.expanduser(value))
 
 
+def _terrain(value, source):
+    """The scenario's terrain: flat or a packaged name as it is, a file
+    relative to the scenario's folder."""
+    check(SCENARIO_KEYS['terrain'], value, source, 'terrain')
+    return terrain_argument(value, Path(source).parent)
+
+
 def read_scenario(name_or_path) -> Scenario:
     """A packaged rig or scenario ('polaris', 'maxxum', 'mixed', 'fleet', ...)
     or a rig or scenario file, checked; its vehicles as the file gives them
@@ -261,6 +275,7 @@ def read_scenario(name_or_path) -> Scenario:
         path.stem, description, vehicles, source,
         site=_file('site', tree['site'], source) if 'site' in tree else '',
         scene=_file('scene', tree['scene'], source) if 'scene' in tree else '',
+        terrain=_terrain(tree['terrain'], source) if 'terrain' in tree else '',
         duration_s=(check(SCENARIO_KEYS['duration_s'], tree['duration_s'], source)
                     if 'duration_s' in tree else None),
         seed=check_value('seed', tree['seed'], source) if 'seed' in tree else None,

@@ -16,7 +16,8 @@ the "Code" column of the spec (the value without the block).  ``polaris`` holds
 the value after the Polaris overlay where it differs (the spec's Polaris
 column); ``config/sensors_polaris.yaml`` must agree with it (a test checks).
 
-Keys marked ``spec=False`` are acres_sim's own additions (site, agents, noise);
+Keys marked ``spec=False`` are acres_sim's own additions (site, agents, noise,
+vibration);
 their descriptions say so.
 """
 
@@ -273,6 +274,16 @@ KEYS = (
     _nonneg('ins.gyro_white_radps', 0.0005, 'rad/s', 'White noise of the angular rate.'),
     Key('ins.frame', 'str', 'nad83', 'Frame of the fix.', choices=('nad83', 'wgs84_g2139')),
     Key('ins.utm_zone', 'int', 16, 'UTM zone of the odometry.', low=1, high=60),
+
+    # --- vibration of the chassis (acres_sim; every sensor sees it through the truth) ---
+    Key('vibration.engine', 'bool', False,
+        'acres_sim: the engine (firing order) and the PTO shake the chassis.', spec=False),
+    Key('vibration.parked_jitter', 'bool', False,
+        "acres_sim: a parked vehicle's velocity alternates at 60 Hz, as the brake holds it.",
+        spec=False),
+    Key('vibration.roughness', 'bool', True,
+        "acres_sim: the vehicle feels the terrain's surface roughness under its wheels "
+        '(a terrain other than flat only).', spec=False),
 )
 
 assert all(k.choices for k in KEYS if k.kind == 'str'), 'a str sensor key needs choices'

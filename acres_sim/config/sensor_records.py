@@ -1,5 +1,6 @@
-"""Parameter records and noise streams of the IMU and the INS, built from a
-resolved Config (spec: Parameters, IMU and INS tables; Seeds and Determinism).
+"""Parameter records and noise streams of the IMU and the INS, and the
+vibration switches of a vehicle, built from a resolved Config (spec:
+Parameters, IMU and INS tables; Seeds and Determinism).
 
 The core models never read key names; this module maps the imu.* and ins.*
 keys to :class:`~acres_sim.core.imu.ImuParams` and
@@ -14,8 +15,9 @@ import numpy as np
 from acres_sim.core.imu import ImuParams
 from acres_sim.core.ins import InsParams
 from acres_sim.core.rng import Pcg32, make_stream
+from acres_sim.core.vibration import VibrationSwitches
 
-__all__ = ['imu_params', 'imu_stream', 'ins_params', 'ins_stream']
+__all__ = ['imu_params', 'imu_stream', 'ins_params', 'ins_stream', 'vibration_switches']
 
 
 def _lever(lever_arm_chassis) -> np.ndarray:
@@ -73,3 +75,11 @@ def ins_stream(config, agent_index=None) -> Pcg32:
     defaults to agent.index."""
     return make_stream(config['seed'], 'ins', _agent(config, agent_index),
                        config['agent.offset_all_streams'])
+
+
+def vibration_switches(config) -> VibrationSwitches:
+    """Which vibration sources act on the vehicle of ``config``: the keys
+    vibration.engine, vibration.parked_jitter and vibration.roughness."""
+    return VibrationSwitches(engine=bool(config['vibration.engine']),
+                             parked_jitter=bool(config['vibration.parked_jitter']),
+                             roughness=bool(config['vibration.roughness']))

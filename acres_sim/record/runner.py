@@ -6,7 +6,10 @@ by :func:`acres_sim.rig.resolve_run` as for the live rig; the vehicles,
 their models and their channels are the pipeline's
 (:func:`acres_sim.pipeline.vehicle.build_vehicle`), as in the live nodes,
 each vehicle in a simulation of its own (its rates and lever arms its own,
-as in the sim node).  One vehicle writes its files at the top of the output
+as in the sim node), all on one ground: the run's terrain
+(:func:`acres_sim.config.terrain.load_terrain`, its roughness of the first
+vehicle's seed, as in the sim node), or the plane of the physics when it is
+``flat``.  One vehicle writes its files at the top of the output
 folder; a fleet one folder per vehicle, named by it, beside one bag, one
 report (a page per vehicle) and one ``episode.json``.
 The models run at 120 Hz (t = k / 120 from the integer step k) in the block
@@ -55,6 +58,7 @@ import numpy as np
 from acres_sim import __version__
 from acres_sim.config.scenario import vehicle_motion
 from acres_sim.config.scene import default_scene, load_scene
+from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.ins import P_INS, P_N
@@ -159,6 +163,8 @@ class _Recording:
         self.duration_s = float(run.sim_values['duration_s'] or DEFAULT_DURATION_S)
         scene = run.sim_values['scene']
         self.scene = load_scene(scene) if scene else default_scene()
+        # one ground for every vehicle (None: flat, the plane of the physics)
+        self.terrain = load_terrain(run.sim_values['terrain'], self.config['seed'])
         self.site = site_georeference(self.config)
         self.steps = int(round(self.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
@@ -184,7 +190,8 @@ class _Recording:
         vehicle = build_vehicle(config, scenario_vehicle.model, motion=motion, scene=self.scene,
                                 site=self.site, frame_prefix=scenario_vehicle.frame_prefix,
                                 namespace=scenario_vehicle.namespace)
-        sim = rig_simulation([vehicle], self.steps)
+        ground = {} if self.terrain is None else {'ground': self.terrain.field}
+        sim = rig_simulation([vehicle], self.steps, **ground)
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder)
 
@@ -489,6 +496,9 @@ class _Recording:
             'stop_signal': self.stop_signal if self.cut_short else None,
             'start_utc': self.config['gnss.datum.start_utc'],
             'scene': self.scene.name, 'scene_digest': self.scene.digest,
+            'terrain': self.terrain.name if self.terrain else FLAT,
+            'terrain_digest': self.terrain.digest if self.terrain else None,
+            'terrain_roughness_seed': self.terrain.roughness_seed if self.terrain else None,
             'real_time_factor': sim_s / max(self.wall_s, 1e-9),
             'options': self._options(),
             'vehicles': vehicles,
@@ -530,7 +540,7 @@ class _Recording:
         """The options of the run on top of the scenario (those given)."""
         o = self.request.options
         given = {'seed': o.seed, 'noise': o.noise, 'agents': o.agents, 'route': o.route,
-                 'laps': o.laps, 'repeat': o.repeat, 'scene': o.scene,
+                 'laps': o.laps, 'repeat': o.repeat, 'scene': o.scene, 'terrain': o.terrain,
                  'duration_s': o.duration_s, 'config_file': o.config_file,
                  'site_file': o.site_file, 'parked': self.request.parked or None}
         out = {name: value for name, value in given.items() if value is not None}

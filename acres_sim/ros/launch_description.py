@@ -32,6 +32,7 @@ import sys
 
 from acres_sim.config.loader import parse_value
 from acres_sim.config.node_params import sim_param
+from acres_sim.config.options import VIBRATION_KEYS, vibration_overrides
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 from acres_sim.network import NETWORKS, network_environment
@@ -138,6 +139,11 @@ def launch_arguments(rig=None):
                                "ends. Empty: the scenario's."),
         Argument('scene', '', 'Scene file of the GNSS sky view instead of the scenario\'s '
                               '(default: the packaged ACRE farmstead).'),
+        Argument('terrain', '', 'Ground under the wheels: flat (the plane), a packaged terrain '
+                                '(acre) or a terrain file. Empty: the scenario\'s, else flat.'),
+        Argument('vibration', '', 'on: the engine and, when parked, the brake\'s jitter shake '
+                                  'every vehicle (' + ' and '.join(VIBRATION_KEYS) + ' true); '
+                                  'off: neither. Empty: as configured.'),
         Argument('use_sim_time', 'true', 'The GNSS and IMU nodes follow /clock of the sim node '
                                          '(the sim node is the clock).'),
         *(_sim_argument(name) for name in SIM_ARGUMENTS),
@@ -185,11 +191,14 @@ def options_from_launch_arguments(values):
                           'allowed: true or false')
     overrides = {k: value(name, key(k).kind) for name, k in SENSOR_ARGUMENTS.items()
                  if name in given}
+    if 'vibration' in given:
+        overrides.update(vibration_overrides(given['vibration'], 'launch argument vibration:='))
     sim = {SIM_ARGUMENTS[name]: value(name, sim_param(SIM_ARGUMENTS[name]).kind)
            for name in SIM_ARGUMENTS if name not in ('rtf', 'duration') and name in given}
     return RigOptions(seed=value('seed'), noise=value('noise'), agents=value('agents'),
                       route=path('route'), laps=value('laps'), repeat=value('repeat'),
-                      scene=path('scene'), rtf=value('rtf'), duration_s=value('duration'),
+                      scene=path('scene'), terrain=path('terrain'), rtf=value('rtf'),
+                      duration_s=value('duration'),
                       use_sim_time=use_sim_time, overrides=overrides,
                       config_file=path('config'), site_file=path('site'), sim=sim,
                       network=given.get('network', NETWORKS[0]),

@@ -4,7 +4,8 @@ physics-rate truth its GNSS and IMU nodes run on.
 
 One loop, no timers: each pass runs the next physics steps of every vehicle
 in the block kernel (:class:`acres_sim.core.block.RigSimulation`, each vehicle
-built as the recorder builds it, :func:`acres_sim.pipeline.vehicle.build_vehicle`),
+built as the recorder builds it, :func:`acres_sim.pipeline.vehicle.build_vehicle`,
+all on the ground of the parameter ``terrain``, as in the recorder),
 then publishes what those steps gave, step by step, as CDR bytes from the
 encoders the recorder uses (:mod:`acres_sim.pipeline.channels`) -- the bag
 of ``acres-sim record`` and this node carry the same bytes.
@@ -61,6 +62,7 @@ from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.config.scenario import vehicle_motion, vehicle_of_parameters
 from acres_sim.config.scene import default_scene, load_scene
+from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
@@ -108,7 +110,8 @@ class _Agent:
             frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',))
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
-                                  int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)))
+                                  int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)),
+                                  **node.ground)
         self.ins_channel = self.vehicle.channels.get('ins')
         self.sensors_expected = int(config['gnss.enabled']) + int(config['imu.enabled'])
         self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS)
@@ -144,14 +147,19 @@ class SimNode(Node):
         self.output_qos = with_depth(OUTPUT_QOS, own['output_depth'])
         self.scene = load_scene(own['scene']) if own['scene'] else default_scene()
         names = declare_node_params(self, [AGENT_NAMES])[AGENT_NAMES.name]
-        self.agents = []
+        declared = []
         for name in names:
             prefix = f'agents.{name}.'
             agent_own = declare_node_params(self, AGENT_PARAMS, prefix)
             defaults = load_config(rig=agent_own['vehicle'])
             values = declare_sensor_keys(self, defaults, prefix)
-            config = sensor_config(self, values, prefix)
-            self.agents.append(_Agent(self, name, agent_own, config))
+            declared.append((name, agent_own, sensor_config(self, values, prefix)))
+        # one ground for every vehicle, its roughness of the first one's seed (as the
+        # recorder's); None: flat, the plane of the physics
+        self.terrain = load_terrain(own['terrain'], declared[0][2]['seed'])
+        self.ground = {} if self.terrain is None else {'ground': self.terrain.field}
+        self.agents = [_Agent(self, name, agent_own, config)
+                       for name, agent_own, config in declared]
         check_unknown_parameters(self)
         # one clock for the rig: every vehicle's run starts at the same UTC
         self.timeline = self.agents[0].vehicle.timeline
@@ -333,12 +341,19 @@ class SimNode(Node):
         self.run(executor, stop)
         self.get_logger().info(self.summary())
 
+    def terrain_text(self):
+        """The terrain as the log names it: flat, or its name and digest's start."""
+        if self.terrain is None:
+            return FLAT
+        return (f'{self.terrain.name} ({self.terrain.digest[:12]}, roughness seed '
+                f'{self.terrain.roughness_seed})')
+
     def warm_up(self):
         """Compile (or load) the kernels on a throwaway copy of each vehicle's
         simulation, before the clock starts (acres_sim.warmup)."""
         def run_copies():
             for agent in self.agents:
-                warm_block(rig_simulation([agent.build()], 3))
+                warm_block(rig_simulation([agent.build()], 3, **self.ground))
         warmed(self.get_logger().info, [run_vehicle_block], run_copies)
 
     def run(self, executor, stop):
@@ -353,7 +368,7 @@ class SimNode(Node):
         pace = 'as fast as the sensor nodes keep up' if self.rtf == 0.0 else f'at rtf {self.rtf:g}'
         self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
                                + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped')
-                               + f', scene {self.scene.name}')
+                               + f', scene {self.scene.name}, terrain {self.terrain_text()}')
         self.wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if not self.ahead:
