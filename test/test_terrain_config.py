@@ -51,7 +51,7 @@ def stand_ins(monkeypatch):
 
     def tile(seed, size=512, spacing_m=0.25):
         calls['tile'].append((seed, size, spacing_m))
-        return np.random.default_rng(seed).standard_normal((size, size))
+        return 0.002 * np.random.default_rng(seed).standard_normal((size, size))   # ~ a unit tile
 
     def scale_grid(x0_m, y0_m, spacing_m, nx, ny, zones, default_scale, blend_m):
         calls['scale'].append((x0_m, y0_m, spacing_m, nx, ny, zones, default_scale, blend_m))
@@ -478,7 +478,7 @@ def test_record_takes_terrain_and_vibration(monkeypatch, tmp_path, capsys):
 @pytest.fixture
 def ground_calls(monkeypatch):
     """rig_simulation of both drivers, recording the ground it is given (the
-    keyword ``ground`` of the physics; the kernel here runs without it)."""
+    keyword ``ground`` of the physics)."""
     from acres_sim.pipeline import vehicle
     from acres_sim.record import runner
 
@@ -487,7 +487,7 @@ def ground_calls(monkeypatch):
 
     def rig_simulation(vehicles, steps, **kwargs):
         calls.append(kwargs)
-        return real(vehicles, steps)
+        return real(vehicles, steps, **kwargs)
 
     monkeypatch.setattr(runner, 'rig_simulation', rig_simulation)
     try:
@@ -524,7 +524,7 @@ def test_a_flat_recording_gets_no_ground(tmp_path, ground_calls):
     episode, _summary = record(RecordRequest('polaris', tmp_path / 'run', RigOptions(
         duration_s=0.5), progress=False))
     assert (episode['terrain'], episode['terrain_digest']) == ('flat', None)
-    assert ground_calls == [{}]
+    assert ground_calls == [{'ground': None}]
 
 
 @pytest.mark.requires_rclpy
@@ -548,6 +548,7 @@ def test_the_sim_node_rides_on_the_terrain(ros_context, tmp_path, stand_ins, gro
     ground_calls.clear()
     node = SimNode(parameter_overrides=[Parameter('rtf', value=0.0)])
     try:
-        assert node.terrain is None and ground_calls == [{}] and node.terrain_text() == 'flat'
+        assert node.terrain is None and node.terrain_text() == 'flat'
+        assert ground_calls and all(c == {'ground': None} for c in ground_calls)
     finally:
         node.destroy_node()

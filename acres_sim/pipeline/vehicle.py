@@ -26,6 +26,7 @@ import numpy as np
 
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.scene import default_scene
+from acres_sim.config.sensor_records import vibration_switches
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
 from acres_sim.core.physics import Fleet
@@ -94,15 +95,6 @@ class Vehicle:
         return f'{ns}/{name}' if ns else name
 
 
-def _vibration(config):
-    """The vibration sources of ``config`` (its ``vibration.*`` keys, when it has them)."""
-    try:
-        return VibrationSwitches(config['vibration.engine'], config['vibration.parked_jitter'],
-                                 config['vibration.roughness'])
-    except KeyError:
-        return VibrationSwitches()
-
-
 def vehicle_route(vehicle_name, route=None):
     """The route a vehicle drives: ``route`` (a packaged name or a route file),
     or, when that is empty, the default route of its vehicle model."""
@@ -153,7 +145,7 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
         topics=INS_TOPICS[vehicle_name], route=route,
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
-        batches=batches, vibration=_vibration(config))
+        batches=batches, vibration=vibration_switches(config))
     channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
     vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in SENSORS
                         if getattr(vehicle, sensor) is not None}

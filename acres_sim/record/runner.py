@@ -190,8 +190,8 @@ class _Recording:
         vehicle = build_vehicle(config, scenario_vehicle.model, motion=motion, scene=self.scene,
                                 site=self.site, frame_prefix=scenario_vehicle.frame_prefix,
                                 namespace=scenario_vehicle.namespace)
-        ground = {} if self.terrain is None else {'ground': self.terrain.field}
-        sim = rig_simulation([vehicle], self.steps, **ground)
+        sim = rig_simulation([vehicle], self.steps,
+                             ground=None if self.terrain is None else self.terrain.field)
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder)
 

@@ -111,7 +111,7 @@ class _Agent:
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
                                   int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)),
-                                  **node.ground)
+                                  ground=node.ground)
         self.ins_channel = self.vehicle.channels.get('ins')
         self.sensors_expected = int(config['gnss.enabled']) + int(config['imu.enabled'])
         self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS)
@@ -157,7 +157,7 @@ class SimNode(Node):
         # one ground for every vehicle, its roughness of the first one's seed (as the
         # recorder's); None: flat, the plane of the physics
         self.terrain = load_terrain(own['terrain'], declared[0][2]['seed'])
-        self.ground = {} if self.terrain is None else {'ground': self.terrain.field}
+        self.ground = None if self.terrain is None else self.terrain.field
         self.agents = [_Agent(self, name, agent_own, config)
                        for name, agent_own, config in declared]
         check_unknown_parameters(self)
@@ -353,7 +353,7 @@ class SimNode(Node):
         simulation, before the clock starts (acres_sim.warmup)."""
         def run_copies():
             for agent in self.agents:
-                warm_block(rig_simulation([agent.build()], 3, **self.ground))
+                warm_block(rig_simulation([agent.build()], 3, ground=self.ground))
         warmed(self.get_logger().info, [run_vehicle_block], run_copies)
 
     def run(self, executor, stop):
