@@ -7,6 +7,7 @@ recorder writes into its bag for the same configuration -- INS, GNSS
 receiver, IMU, /clock, TF.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -151,6 +152,26 @@ def test_agents_placed_apart_in_a_scene_of_a_file_live_equal_the_headless_record
              ('/gnss_receiver/fix', '/agent1/gnss_receiver/fix')]
     assert all(fix.status.status >= 0 for fix in fixes)             # open sky: a fix
     assert fixes[0].longitude != fixes[1].longitude
+
+
+def test_on_the_acre_terrain_with_vibration_live_equals_the_headless_recorder(
+        ros_context, ros_child, tmp_path):
+    """--terrain acre --vibration on, two agents: the sim node rides them on the
+    same ground as the recorder (the roughness of the run's seed), and the sensor
+    nodes read the vibrating truth: the same bytes, vehicle by vehicle."""
+    topics = dict(POLARIS_TOPICS)
+    topics.update({f'/agent1{t}': m for t, m in POLARIS_TOPICS.items()
+                   if t not in ('/clock', '/tf', '/tf_static', '/diagnostics')})
+    live, bag = run_live_and_headless(
+        ros_child, tmp_path, topics, 12, ('--rig', 'polaris', '--agents', '2', '--terrain',
+                                          'acre', '--vibration', 'on', '--seed', '7'),
+        {'rig': 'polaris', 'options': {'agents': 2, 'terrain': 'acre', 'seed': 7,
+                                       'overrides': {'vibration.engine': True,
+                                                     'vibration.parked_jitter': True}}})
+    split_diagnostics(live, bag, topics, ('gnss_receiver', 'agent1/gnss_receiver'))
+    assert_same_messages(live, bag, topics)
+    episode = json.loads((tmp_path / 'rec' / 'episode.json').read_text())
+    assert episode['terrain'] == 'acre' and episode['terrain_roughness_seed'] == 7
 
 
 MIXED_VEHICLES = {'polaris': 'polaris', 'maxxum1': 'maxxum', 'maxxum2': 'maxxum'}
