@@ -21,7 +21,7 @@ def by_name(nodes):
 
 
 def test_packaged_rigs():
-    assert rig_names() == ['fleet', 'maxxum', 'mixed', 'polaris']
+    assert rig_names() == ['field_day', 'fleet', 'maxxum', 'mixed', 'polaris']
     mixed = read_scenario('mixed')
     assert [(a.name, a.model, a.namespace, a.frame_prefix, a.agent_index)
             for a in mixed.vehicles] == [('polaris', 'polaris', 'polaris', 'polaris/', 0),

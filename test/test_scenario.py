@@ -296,3 +296,20 @@ def test_the_recorder_places_its_agents_apart_and_parks_them_when_asked(tmp_path
                          parked=True))
     first, last = first_and_last(out)
     assert np.allclose(first, last, atol=1e-6)
+
+
+def test_the_field_day_scenario_rides_the_acre_terrain_with_vibration():
+    from acres_sim.rig import resolve_run
+
+    run = resolve_run('field_day')
+    assert run.sim_values['terrain'] == 'acre'
+    assert [v.model for v in run.scenario.vehicles] == ['polaris', 'maxxum']
+    for config in run.configs:
+        assert config['vibration.engine'] and config['vibration.parked_jitter']
+    # the command line wins: flat ground and no vibration, today's plane
+    run = resolve_run('field_day', RigOptions(terrain='flat', overrides={
+        'vibration.engine': False, 'vibration.parked_jitter': False}))
+    assert run.sim_values['terrain'] == 'flat'
+    assert not any(c['vibration.engine'] for c in run.configs)
+    sim = rig_nodes('field_day')[0].parameters
+    assert sim['terrain'] == 'acre'
