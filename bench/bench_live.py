@@ -102,14 +102,21 @@ def sim_summary(text):
             tuple(float(x) for x in lat.groups()) if lat else None)
 
 
-def bench_rtf(seconds):
-    nodes = rig_nodes('polaris', RigOptions(rtf=0.0, duration_s=seconds))
+def ground_options(terrain, vibration):
+    """The RigOptions fields of ``--terrain`` and ``--vibration``."""
+    on = {'vibration.engine': True, 'vibration.parked_jitter': True} if vibration else {}
+    return {'terrain': terrain, 'overrides': on}
+
+
+def bench_rtf(seconds, ground):
+    nodes = rig_nodes('polaris', RigOptions(rtf=0.0, duration_s=seconds, **ground))
     with tempfile.TemporaryDirectory() as folder:
         rig = Rig(nodes, folder)
         rig.wait_for_sim(600 + seconds)
         logs = rig.stop()
     summary, _ = sim_summary(logs[0])
-    print(f'\n## One Polaris rig at rtf 0, {seconds:g} s simulated')
+    print(f'\n## One Polaris rig at rtf 0, {seconds:g} s simulated, terrain '
+          f'{ground["terrain"]}{", vibration" if ground["overrides"] else ""}')
     if summary is None:
         print('no summary from the sim node:\n' + logs[0][-2000:])
         return
@@ -121,13 +128,15 @@ def bench_rtf(seconds):
         print(f'| {node.full_name} | {1e3 * cpu / sim_s:.1f} | {cpu / wall_s:.0%} | {rss:.0f} |')
 
 
-def bench_agents(counts, seconds):
-    print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each')
+def bench_agents(counts, seconds, ground):
+    print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each, terrain '
+          f'{ground["terrain"]}{", vibration" if ground["overrides"] else ""}')
     print('| agents | rtf held | INS latency median / p99 / max [ms] | sim CPU | all CPU '
           '| sim RSS [MB] | sensor gaps |')
     print('|---|---|---|---|---|---|---|')
     for n in counts:
-        nodes = rig_nodes('polaris', RigOptions(agents=n, rtf=1.0, duration_s=seconds))
+        nodes = rig_nodes('polaris', RigOptions(agents=n, rtf=1.0, duration_s=seconds,
+                                                **ground))
         with tempfile.TemporaryDirectory() as folder:
             rig = Rig(nodes, folder)
             rig.wait_for_sim(120 + 3 * seconds)
@@ -195,12 +204,17 @@ def main():
                         help='agent counts of the agents run (default %(default)s)')
     parser.add_argument('--agent-seconds', type=float, default=20.0,
                         help='simulated seconds per agent count (default %(default)s)')
+    parser.add_argument('--terrain', default='flat',
+                        help='the rig\'s terrain for rtf and agents (default flat)')
+    parser.add_argument('--vibration', action='store_true',
+                        help='engine vibration and the parked jitter on (rtf and agents)')
     args = parser.parse_args()
     what = set(args.what.split(','))
+    ground = ground_options(args.terrain, args.vibration)
     if 'rtf' in what:
-        bench_rtf(args.seconds)
+        bench_rtf(args.seconds, ground)
     if 'agents' in what:
-        bench_agents([int(n) for n in args.agents.split(',')], args.agent_seconds)
+        bench_agents([int(n) for n in args.agents.split(',')], args.agent_seconds, ground)
     if 'startup' in what:
         bench_startup()
     return 0

@@ -8,7 +8,9 @@
 
 The default route (acre_demo) ends after about two minutes and the vehicle
 then stays parked; ``--route bench/routes/loop_laps.yaml`` keeps it driving
-(100 laps of the field loop, about 75 minutes).
+(100 laps of the field loop, about 75 minutes).  ``--terrain acre
+--vibration`` runs it on the packaged terrain with every vibration on (the
+cost of the ride's degrees of freedom).
 Warm-up run first (JIT and cache load excluded); ``--repeat`` runs of each,
 median and range (the machine is shared: runs differ by a third); the real-time
 factor is the recorder's loop (episode.json's ``real_time_factor``), the wall
@@ -29,17 +31,20 @@ import time
 
 
 from acres_sim.config import load_config
+from acres_sim.config.terrain import load_terrain
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
 from acres_sim.record.runner import RecordRequest, record
 from acres_sim.rig import RigOptions
 
 
-def models_only(seconds, route_name):
-    vehicle = build_vehicle(load_config(rig='polaris'), 'polaris',
-                            route=vehicle_route('polaris', route_name))
+def models_only(seconds, route_name, terrain='flat', vibration=False):
+    overrides = {'vibration.engine': True, 'vibration.parked_jitter': True} if vibration else {}
+    config = load_config(rig='polaris', overrides=overrides)
+    vehicle = build_vehicle(config, 'polaris', route=vehicle_route('polaris', route_name))
+    ground = load_terrain(terrain, config['seed'])
     steps = int(round(seconds * PHYSICS_HZ))
-    sim = rig_simulation([vehicle], steps)
+    sim = rig_simulation([vehicle], steps, ground=None if ground is None else ground.field)
     start = time.perf_counter()
     while sim.step <= steps:
         sim.advance(PHYSICS_HZ)
@@ -64,7 +69,7 @@ def _children_rss_mb():
     return total
 
 
-def whole_recorder(seconds, route_name):
+def whole_recorder(seconds, route_name, terrain='flat', vibration=False):
     """(loop real-time factor, wall time of the whole record() [s], child peak RSS [MB])."""
     peak = [0.0]
     done = threading.Event()
@@ -77,8 +82,11 @@ def whole_recorder(seconds, route_name):
     watcher.start()
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
+        overrides = ({'vibration.engine': True, 'vibration.parked_jitter': True}
+                     if vibration else {})
         episode = record(RecordRequest('polaris', Path(folder), RigOptions(
-            duration_s=seconds, route=route_name), progress=False))[0]
+            duration_s=seconds, route=route_name, terrain=terrain, overrides=overrides),
+            progress=False))[0]
         wall = time.perf_counter() - start
     done.set()
     watcher.join()
@@ -91,11 +99,16 @@ def main(argv=None):
     parser.add_argument('--route', default='acre_demo',
                         help='route name or file (default acre_demo)')
     parser.add_argument('--repeat', type=int, default=1, help='runs of each (default 1)')
+    parser.add_argument('--terrain', default='flat',
+                        help='flat (default), a packaged terrain (acre) or a terrain file')
+    parser.add_argument('--vibration', action='store_true',
+                        help='engine vibration and the parked jitter on')
     args = parser.parse_args(argv)
-    models_only(2.0, args.route)
-    whole_recorder(2.0, args.route)
-    models = [models_only(args.seconds, args.route) for _ in range(args.repeat)]
-    recorder = [whole_recorder(args.seconds, args.route) for _ in range(args.repeat)]
+    ground = dict(terrain=args.terrain, vibration=args.vibration)
+    models_only(2.0, args.route, **ground)
+    whole_recorder(2.0, args.route, **ground)
+    models = [models_only(args.seconds, args.route, **ground) for _ in range(args.repeat)]
+    recorder = [whole_recorder(args.seconds, args.route, **ground) for _ in range(args.repeat)]
     results = {'models_only_x': statistics.median(models),
                'recorder_x': statistics.median(r[0] for r in recorder),
                'recorder_wall_s': statistics.median(r[1] for r in recorder),
@@ -105,8 +118,8 @@ def main(argv=None):
     def spread(values):
         return f'(range {min(values):.0f}-{max(values):.0f})' if len(values) > 1 else ''
 
-    print(f'one Polaris, {args.seconds:g} s simulated, route {args.route}, '
-          f'{args.repeat} run(s) each')
+    print(f'one Polaris, {args.seconds:g} s simulated, route {args.route}, terrain '
+          f'{args.terrain}{", vibration" if args.vibration else ""}, {args.repeat} run(s) each')
     print(f'  models alone          {results["models_only_x"]:8.1f}x real time {spread(models)}')
     print(f'  recorder, all files   {results["recorder_x"]:8.1f}x real time '
           f'{spread([r[0] for r in recorder])}; whole command {results["recorder_wall_s"]:.1f} s')
