@@ -342,3 +342,24 @@ def test_the_engine_harmonic_shows_on_the_field_too():
     near = np.abs(freqs - expected) < 0.5
     around = (np.abs(freqs - expected) > 2.0) & (np.abs(freqs - expected) < 5.0)
     assert psd[near].max() > 100.0 * np.median(psd[around])     # without the engine: ~4
+
+
+def test_the_ride_shakes_more_with_speed_and_roughness():
+    from acres_sim.core.roughness import class_scale, roughness_tile
+
+    tile = roughness_tile(42)
+
+    def rms(cls, speed):
+        field = plane_field()
+        field = field._replace(roughness_scale=np.full_like(field.heights_m, class_scale(cls)),
+                               tile_m=tile)
+        imu, _states, _ = run('polaris', 40.0, ground=field, command=(speed, 0.0),
+                              pose=(-150.0, 0.0, 0.1))
+        f = imu[600:, 2] - imu[600:, 2].mean()
+        return math.sqrt((f ** 2).mean())
+
+    c4, c8, d4 = rms('C', 4.0), rms('C', 8.0), rms('D', 4.0)
+    # twice the class amplitude (D over C) is twice the response of a linear ride
+    assert d4 == pytest.approx(2.0 * c4, rel=0.1)
+    # faster: more of the spectrum's energy in the body's band
+    assert c8 > 1.4 * c4

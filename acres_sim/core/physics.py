@@ -6,12 +6,21 @@ integer step counter of :class:`Fleet`; the kernels only see ``dt``.
 
 Model
 -----
-* **Terrain contact.**  The ground is a plane ``z = ground_z + grade_east * x +
-  grade_north * y`` (flat at 0 by default).  The body z axis is the plane's
-  normal and the centre of mass stays ``cog_height_m + com_z_m`` above the plane:
-  height, roll and pitch are constrained, the vehicle moves in the plane with
-  three degrees of freedom (two of translation, yaw).  The constraint force is
-  the normal load; the in-plane part of gravity acts on the vehicle.
+* **Terrain contact.**  On the plane (no terrain field: ``P_RIDE`` 0) the ground
+  is ``z = ground_z + grade_east * x + grade_north * y`` (flat at 0 by default).
+  The body z axis is the plane's normal and the centre of mass stays
+  ``cog_height_m + com_z_m`` above the plane: height, roll and pitch are
+  constrained, the vehicle moves in the plane with three degrees of freedom
+  (two of translation, yaw).  The constraint force is the normal load; the
+  in-plane part of gravity acts on the vehicle.
+* **The ride** (a :class:`~acres_sim.core.terrain.TerrainField`: ``P_RIDE`` 1).
+  The chassis is free in all six degrees of freedom and each suspended wheel
+  has its own height: :func:`ride_accelerations` adds to the forces below,
+  taken in the plane of the ground under the CoM, the corner forces of
+  :mod:`acres_sim.core.ride` along its normal and their roll and pitch
+  moments; :func:`verlet_step_ride` is the same step as :func:`verlet_step`
+  without the constraint.  A vehicle placed on a terrain settles on its
+  springs (:data:`SETTLE_STEPS`, held) before it starts.
 * **Drive and brake.**  One signed longitudinal wheel force (+ forward) behind a
   first-order lag (``drive_time_constant_s``, integrated exactly for the step's
   held target), limited to ``mass * max_accel_mps2`` plus the rolling resistance
@@ -67,6 +76,12 @@ mid-step acceleration and the velocity lags by half a step (first order).
 The CoM is re-projected onto its height above the plane after each step
 (a no-op on flat ground, where the z components are exactly zero).
 
+Vibration (``P_ENGINE_ON``, ``P_JITTER_ON``) is not integrated: the engine's
+and the PTO's alias phases advance in the state (:func:`advance_vibration`),
+and :func:`vibration_offset` gives the small displacement and velocity that
+the truth of a step carries on top of the rigid body's
+(:mod:`acres_sim.core.vibration`).
+
 State row (float64, :data:`STATE_SIZE` columns; ``S_*`` are the indices)
 -------------------------------------------------------------------------
 ====  ===================  ======================================================
@@ -80,16 +95,23 @@ State row (float64, :data:`STATE_SIZE` columns; ``S_*`` are the indices)
 20    S_DRIVE              drive/brake force actuator state [N], + forward
 21    S_SPEED_I            speed-controller integral [m/s^2]
 22    S_PARKED             1.0 while parked (brake holding), else 0.0
+23    S_ENGINE_PHASE       alias phase of the engine's firing order [rad]
+24    S_PTO_PHASE          alias phase of the PTO's second order [rad]
+25-28 S_ZU + i             wheel-centre height of corner i (ride.CORNERS), world z [m]
+29-32 S_VZU + i            its rate [m/s]
+33-36 S_AZU + i            its acceleration carried by the integrator [m/s^2]
 ====  ===================  ======================================================
 
 Parameter row: the :class:`~acres_sim.core.vehicles.VehicleParams` fields
 (``P_MASS`` ...) followed by the world columns ``P_AIR_DENSITY``,
-``P_GRAVITY``, ``P_GROUND_Z``, ``P_GRADE_EAST``, ``P_GRADE_NORTH``
+``P_GRAVITY``, ``P_GROUND_Z``, ``P_GRADE_EAST``, ``P_GRADE_NORTH`` and the
+switches ``P_RIDE``, ``P_ENGINE_ON``, ``P_JITTER_ON``, ``P_ROUGH_ON``
 (:func:`params_row`).  Commands: one row ``[speed_mps, yaw_rate_radps]`` per
 vehicle.
 
-Simplified: no suspension, roll or pitch dynamics (the body follows the plane);
-no load transfer; no longitudinal slip or wheel-spin dynamics (the drive force
+Simplified: on the plane no suspension, roll or pitch dynamics (the body
+follows the plane; on a terrain see :mod:`acres_sim.core.ride`); the tyres'
+friction limits take the static loads (no load transfer there); no longitudinal slip or wheel-spin dynamics (the drive force
 is applied at the CoM along body x, capped by ``max_accel_mps2``, not by a
 traction circle); one lateral force per axle (track, wheel radius and
 ``com_y_m`` do not enter the forces); no collisions with scene obstacles.
@@ -613,11 +635,11 @@ def verlet_step_ride(x, p, field, dt):
 def refresh_ride_accelerations(x, p, field):
     """Set the carried accelerations of ``x`` (chassis and wheels) to their values
     on the terrain (after placing a vehicle by hand)."""
-    pc = (x[S_PX], x[S_PY], x[S_PZ])
     ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
     cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
-    pc = (pc[0] + ex[0] * cx + ey[0] * cy + ez[0] * cz, pc[1] + ex[1] * cx + ey[1] * cy
-          + ez[1] * cz, pc[2] + ex[2] * cx + ey[2] * cy + ez[2] * cz)
+    pc = (x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz,
+          x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz,
+          x[S_PZ] + ex[2] * cx + ey[2] * cy + ez[2] * cz)
     azu = np.empty(4)
     a = ride_accelerations((x[S_QX], x[S_QY], x[S_QZ], x[S_QW]), pc,
                            (x[S_VX], x[S_VY], x[S_VZ]), (x[S_WX], x[S_WY], x[S_WZ]),
