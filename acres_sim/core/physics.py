@@ -111,7 +111,8 @@ vehicle.
 
 Simplified: on the plane no suspension, roll or pitch dynamics (the body
 follows the plane; on a terrain see :mod:`acres_sim.core.ride`); the tyres'
-friction limits take the static loads (no load transfer there); no longitudinal slip or wheel-spin dynamics (the drive force
+friction limits take the static loads (no load transfer there); no
+longitudinal slip or wheel-spin dynamics (the drive force
 is applied at the CoM along body x, capped by ``max_accel_mps2``, not by a
 traction circle); one lateral force per axle (track, wheel radius and
 ``com_y_m`` do not enter the forces); no collisions with scene obstacles.
