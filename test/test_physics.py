@@ -103,7 +103,7 @@ def test_coasting_decelerates_and_never_gains_energy(polaris, steer):
     ph.refresh_accelerations(x, p)
     energy, speed, u = [], [], []
     for _ in range(120 * PHYSICS_HZ):
-        ph.step_actuated(x, 0.0, steer, p, ph.DT)   # no drive force, steering held
+        ph.step_actuated(x, 0.0, steer, p, ph.DT, ph.flat_field())   # no drive, steering held
         v2 = x[ph.S_VX] ** 2 + x[ph.S_VY] ** 2 + x[ph.S_VZ] ** 2
         energy.append(0.5 * polaris.mass_kg * v2 + 0.5 * polaris.izz_kgm2 * x[ph.S_WZ] ** 2)
         speed.append(math.sqrt(v2))
@@ -129,10 +129,10 @@ def test_rolling_down_a_slope_accelerates_by_grade_minus_rolling_resistance(pola
     x = ph.initial_state(p, 0.0, 0.0, math.pi, 0.0)      # facing west: downhill
     x[ph.S_PARKED] = 0.0
     for _ in range(3 * PHYSICS_HZ):
-        ph.step_actuated(x, 0.0, 0.0, p, ph.DT)
+        ph.step_actuated(x, 0.0, 0.0, p, ph.DT, ph.flat_field())
     u0 = ph.forward_speed(x)
     for _ in range(PHYSICS_HZ):
-        ph.step_actuated(x, 0.0, 0.0, p, ph.DT)
+        ph.step_actuated(x, 0.0, 0.0, p, ph.DT, ph.flat_field())
     a = ph.forward_speed(x) - u0
     cos_t = 1.0 / math.sqrt(1.0 + grade * grade)
     drag = 0.5 * p[ph.P_AIR_DENSITY] * polaris.drag_area_m2 * (u0 + a / 2) ** 2 / polaris.mass_kg
@@ -290,7 +290,7 @@ def test_integrator_is_second_order_by_step_halving(polaris):
         x[ph.S_STEER] = 0.15
         ph.refresh_accelerations(x, p)
         for _ in range(int(round(T / dt))):
-            ph.step_actuated(x, 1500.0, 0.15, p, dt)
+            ph.step_actuated(x, 1500.0, 0.15, p, dt, ph.flat_field())
         return x
 
     ref = run(1.0 / 7680)

@@ -18,9 +18,9 @@ Model
   has its own height: :func:`ride_accelerations` adds to the forces below,
   taken in the plane of the ground under the CoM, the corner forces of
   :mod:`acres_sim.core.ride` along its normal and their roll and pitch
-  moments; :func:`verlet_step_ride` is the same step as :func:`verlet_step`
-  without the constraint.  A vehicle placed on a terrain settles on its
-  springs (:data:`SETTLE_STEPS`, held) before it starts.
+  moments; :func:`verlet_step` takes the same step without the constraint.
+  A vehicle placed on a terrain settles on its springs (:data:`SETTLE_STEPS`,
+  held) before it starts.
 * **Drive and brake.**  One signed longitudinal wheel force (+ forward) behind a
   first-order lag (``drive_time_constant_s``, integrated exactly for the step's
   held target), limited to ``mass * max_accel_mps2`` plus the rolling resistance
@@ -155,7 +155,7 @@ __all__ = [
     'Terrain', 'FootprintPose', 'air_density_1976', 'params_row', 'initial_state',
     'truth_from_state',
     'accelerations', 'refresh_accelerations', 'advance_actuators', 'verlet_step',
-    'ride_accelerations', 'verlet_step_ride', 'refresh_ride_accelerations',
+    'ride_accelerations', 'refresh_ride_accelerations',
     'vibrates', 'advance_vibration', 'vibration_offset', 'flat_field', 'VibrationSwitches',
     'step_actuated', 'control', 'step_one', 'step_many', 'step_many_parallel', 'forward_speed',
     'base_footprint_pose',
@@ -424,9 +424,12 @@ def advance_actuators(x, drive_target, steer_target, p, dt):
 
 
 @njit(cache=True)
-def verlet_step(x, p, dt):
+def verlet_step(x, p, dt, field):
     """Advance pose and velocities of state row ``x`` by ``dt`` (in place), with the
-    actuators as they stand (see the module docstring for the scheme)."""
+    actuators as they stand (see the module docstring for the scheme): on the
+    plane, or with ``p[P_RIDE]`` set on the terrain ``field`` (the chassis free
+    in six degrees of freedom, the wheels beside it)."""
+    ride = p[P_RIDE] > 0.5
     qx, qy, qz, qw = x[S_QX], x[S_QY], x[S_QZ], x[S_QW]
     ex, ey, ez = _axes(qx, qy, qz, qw)
     cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
@@ -442,16 +445,26 @@ def verlet_step(x, p, dt):
     pcz = x[S_PZ] + ex[2] * cx + ey[2] * cy + ez[2] * cz + (vz + az * h) * dt
 
     # attitude: q+ = q (x) exp(body rate * dt) with the mean body rate w + alpha dt/2;
-    # the constraint leaves only the rate about body z (the ground normal)
-    r_avg = (wx + lx * h) * ez[0] + (wy + ly * h) * ez[1] + (wz + lz * h) * ez[2]
-    half = 0.5 * r_avg * dt
-    qx, qy, qz, qw = hamilton_product(qx, qy, qz, qw, 0.0, 0.0, math.sin(half), math.cos(half))
+    # on the plane the constraint leaves only the rate about body z (the ground normal)
+    if ride:
+        qx, qy, qz, qw = _turned(qx, qy, qz, qw, ex, ey, ez, wx + lx * h, wy + ly * h,
+                                 wz + lz * h, dt)
+    else:
+        r_avg = (wx + lx * h) * ez[0] + (wy + ly * h) * ez[1] + (wz + lz * h) * ez[2]
+        half = 0.5 * r_avg * dt
+        qx, qy, qz, qw = hamilton_product(qx, qy, qz, qw, 0.0, 0.0, math.sin(half),
+                                          math.cos(half))
     s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     qx, qy, qz, qw = qx * s, qy * s, qz * s, qw * s
 
     # accelerations at the predicted state k+1 (pose above, v + a dt, w + alpha dt)
-    a1 = accelerations((qx, qy, qz, qw), (vx + ax * dt, vy + ay * dt, vz + az * dt),
-                       (wx + lx * dt, wy + ly * dt, wz + lz * dt), x[S_DRIVE], x[S_STEER], p)
+    q1 = (qx, qy, qz, qw)
+    v1 = (vx + ax * dt, vy + ay * dt, vz + az * dt)
+    w1 = (wx + lx * dt, wy + ly * dt, wz + lz * dt)
+    if ride:
+        a1 = _ride_step_wheels(x, p, field, q1, (pcx, pcy, pcz), v1, w1, dt)
+    else:
+        a1 = accelerations(q1, v1, w1, x[S_DRIVE], x[S_STEER], p)
 
     # v+ = v + (a_k + a_k+1) dt/2, likewise the angular rate
     vx += (ax + a1[0]) * h
@@ -461,22 +474,23 @@ def verlet_step(x, p, dt):
     wy += (ly + a1[4]) * h
     wz += (lz + a1[5]) * h
 
-    # constraint: CoM at its height above the plane, velocity in the plane,
-    # angular velocity along the normal (round-off only; exact on flat ground)
-    nx, ny, nz = _normal(p)
-    dist = nx * pcx + ny * pcy + nz * (pcz - p[P_GROUND_Z])
-    corr = p[P_COG_HEIGHT] + cz - dist
-    if corr != 0.0:
-        pcx += corr * nx
-        pcy += corr * ny
-        pcz += corr * nz
-    vn = vx * nx + vy * ny + vz * nz
-    if vn != 0.0:
-        vx -= vn * nx
-        vy -= vn * ny
-        vz -= vn * nz
-    wn = wx * nx + wy * ny + wz * nz
-    wx, wy, wz = wn * nx, wn * ny, wn * nz
+    if not ride:
+        # constraint: CoM at its height above the plane, velocity in the plane,
+        # angular velocity along the normal (round-off only; exact on flat ground)
+        nx, ny, nz = _normal(p)
+        dist = nx * pcx + ny * pcy + nz * (pcz - p[P_GROUND_Z])
+        corr = p[P_COG_HEIGHT] + cz - dist
+        if corr != 0.0:
+            pcx += corr * nx
+            pcy += corr * ny
+            pcz += corr * nz
+        vn = vx * nx + vy * ny + vz * nz
+        if vn != 0.0:
+            vx -= vn * nx
+            vy -= vn * ny
+            vz -= vn * nz
+        wn = wx * nx + wy * ny + wz * nz
+        wx, wy, wz = wn * nx, wn * ny, wn * nz
 
     ex, ey, ez = _axes(qx, qy, qz, qw)
     x[S_PX] = pcx - (ex[0] * cx + ey[0] * cy + ez[0] * cz)
@@ -576,60 +590,37 @@ def ride_accelerations(q, pc, v, w, zu, vzu, drive, steer, p, field, azu):
 
 
 @njit(cache=True)
-def verlet_step_ride(x, p, field, dt):
-    """:func:`verlet_step` on a terrain: the same scheme with the chassis free
-    in all six degrees of freedom and the wheels' heights beside it."""
-    qx, qy, qz, qw = x[S_QX], x[S_QY], x[S_QZ], x[S_QW]
-    ex, ey, ez = _axes(qx, qy, qz, qw)
-    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
-    vx, vy, vz = x[S_VX], x[S_VY], x[S_VZ]
-    wx, wy, wz = x[S_WX], x[S_WY], x[S_WZ]
-    ax, ay, az = x[S_AX], x[S_AY], x[S_AZ]
-    lx, ly, lz = x[S_ALX], x[S_ALY], x[S_ALZ]
-    h = 0.5 * dt
-
-    pcx = x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz + (vx + ax * h) * dt
-    pcy = x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz + (vy + ay * h) * dt
-    pcz = x[S_PZ] + ex[2] * cx + ey[2] * cy + ez[2] * cz + (vz + az * h) * dt
-
-    # q+ = q (x) exp(mean body rate * dt)
-    mwx, mwy, mwz = wx + lx * h, wy + ly * h, wz + lz * h
-    bx = (mwx * ex[0] + mwy * ex[1] + mwz * ex[2]) * dt
-    by = (mwx * ey[0] + mwy * ey[1] + mwz * ey[2]) * dt
-    bz = (mwx * ez[0] + mwy * ez[1] + mwz * ez[2]) * dt
+def _turned(qx, qy, qz, qw, ex, ey, ez, wx, wy, wz, dt):
+    """q (x) exp(R^T w dt): the attitude turned by the world rate ``w`` held over ``dt``."""
+    bx = (wx * ex[0] + wy * ex[1] + wz * ex[2]) * dt
+    by = (wx * ey[0] + wy * ey[1] + wz * ey[2]) * dt
+    bz = (wx * ez[0] + wy * ez[1] + wz * ez[2]) * dt
     angle = math.sqrt(bx * bx + by * by + bz * bz)
-    if angle > 0.0:
-        k = math.sin(0.5 * angle) / angle
-        qx, qy, qz, qw = hamilton_product(qx, qy, qz, qw, bx * k, by * k, bz * k,
-                                          math.cos(0.5 * angle))
-    s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    qx, qy, qz, qw = qx * s, qy * s, qz * s, qw * s
+    if angle == 0.0:
+        return qx, qy, qz, qw
+    k = math.sin(0.5 * angle) / angle
+    return hamilton_product(qx, qy, qz, qw, bx * k, by * k, bz * k, math.cos(0.5 * angle))
 
+
+@njit(cache=True)
+def _ride_step_wheels(x, p, field, q1, pc1, v1, w1, dt):
+    """The ride's part of :func:`verlet_step`: the wheels' heights advanced by the
+    same scheme (each suspended wheel; a rigid axle's move with the body) and
+    the chassis' accelerations at the predicted state, which it returns."""
+    h = 0.5 * dt
     zu = np.empty(4)
     vzu = np.empty(4)
     azu = np.empty(4)
     for i in range(4):
         zu[i] = x[S_ZU + i] + (x[S_VZU + i] + x[S_AZU + i] * h) * dt
         vzu[i] = x[S_VZU + i] + x[S_AZU + i] * dt
-    a1 = ride_accelerations((qx, qy, qz, qw), (pcx, pcy, pcz),
-                            (vx + ax * dt, vy + ay * dt, vz + az * dt),
-                            (wx + lx * dt, wy + ly * dt, wz + lz * dt), zu, vzu,
-                            x[S_DRIVE], x[S_STEER], p, field, azu)
+    a1 = ride_accelerations(q1, pc1, v1, w1, zu, vzu, x[S_DRIVE], x[S_STEER], p, field, azu)
     for i in range(4):
         if suspended(p, i):
             x[S_VZU + i] += (x[S_AZU + i] + azu[i]) * h
             x[S_ZU + i] = zu[i]
         x[S_AZU + i] = azu[i]
-
-    ex, ey, ez = _axes(qx, qy, qz, qw)
-    x[S_PX] = pcx - (ex[0] * cx + ey[0] * cy + ez[0] * cz)
-    x[S_PY] = pcy - (ex[1] * cx + ey[1] * cy + ez[1] * cz)
-    x[S_PZ] = pcz - (ex[2] * cx + ey[2] * cy + ez[2] * cz)
-    x[S_QX], x[S_QY], x[S_QZ], x[S_QW] = qx, qy, qz, qw
-    x[S_VX], x[S_VY], x[S_VZ] = vx + (ax + a1[0]) * h, vy + (ay + a1[1]) * h, vz + (az + a1[2]) * h
-    x[S_WX], x[S_WY], x[S_WZ] = wx + (lx + a1[3]) * h, wy + (ly + a1[4]) * h, wz + (lz + a1[5]) * h
-    x[S_AX], x[S_AY], x[S_AZ] = a1[0], a1[1], a1[2]
-    x[S_ALX], x[S_ALY], x[S_ALZ] = a1[3], a1[4], a1[5]
+    return a1
 
 
 @njit(cache=True)
@@ -653,10 +644,10 @@ def refresh_ride_accelerations(x, p, field):
 
 
 @njit(cache=True)
-def step_actuated(x, drive_target, steer_target, p, dt):
+def step_actuated(x, drive_target, steer_target, p, dt, field):
     """One step with actuator targets instead of a command (open loop; no parking)."""
     advance_actuators(x, drive_target, steer_target, p, dt)
-    verlet_step(x, p, dt)
+    verlet_step(x, p, dt, field)
 
 
 # --------------------------------------------------------------------------- command -> targets
@@ -783,10 +774,7 @@ def step_one(x, cmd_speed, cmd_yaw_rate, p, field, dt):
     u0 = forward_speed(x)
     drive, steer = control(x, cmd_speed, cmd_yaw_rate, p, dt, field)
     advance_actuators(x, drive, steer, p, dt)
-    if p[P_RIDE] > 0.5:
-        verlet_step_ride(x, p, field, dt)
-    else:
-        verlet_step(x, p, dt)
+    verlet_step(x, p, dt, field)
     if stop:
         u1 = forward_speed(x)
         if abs(u1) < PARK_SPEED or u0 * u1 < 0.0:
@@ -891,7 +879,7 @@ def _initial_state_ride(p, field, x0, y0, yaw, speed, out):
     refresh_ride_accelerations(out, p, field)
     _keep_vertical(out)
     for _ in range(SETTLE_STEPS):
-        verlet_step_ride(out, p, field, DT)
+        verlet_step(out, p, DT, field)
         _keep_vertical(out)
     for i in range(S_VX, S_ALZ + 1):
         out[i] = 0.0
