@@ -228,7 +228,7 @@ def test_a_profile_of_the_users_own_is_kept():
 
 def test_unknown_rig():
     with pytest.raises(ConfigError,
-                       match="unknown rig 'tank'; packaged: fleet, maxxum, mixed, polaris"):
+                       match="unknown rig 'tank'; packaged: field_day, fleet, maxxum, mixed, polaris"):
         read_scenario('tank')
 
 
