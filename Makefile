@@ -36,7 +36,11 @@ $(TF2): $(STAMP) tools/build_tf2_msgs.py
 
 # The numba kernels compiled once into their cache (again when a model's source
 # changes), so the first `make run` / `make up` starts as fast as the second.
+# numba checks only the source file of each kernel, not the files of the
+# kernels it inlines: after a change to core/ the old cache could keep a stale
+# copy, so the package's own cache files go first.
 $(WARM): $(STAMP) $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
+	find acres_sim -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
 	$(PY) -m acres_sim.warmup && touch $@
 
 tf2_msgs: $(STAMP)

@@ -606,20 +606,22 @@ def _turned(qx, qy, qz, qw, ex, ey, ez, wx, wy, wz, dt):
 def _ride_step_wheels(x, p, field, q1, pc1, v1, w1, dt):
     """The ride's part of :func:`verlet_step`: the wheels' heights advanced by the
     same scheme (each suspended wheel; a rigid axle's move with the body) and
-    the chassis' accelerations at the predicted state, which it returns."""
+    the chassis' accelerations at the predicted state, which it returns.  The
+    wheel columns of ``x`` hold the predicted heights and rates while the
+    accelerations are evaluated (no scratch arrays in the step)."""
     h = 0.5 * dt
-    zu = np.empty(4)
-    vzu = np.empty(4)
-    azu = np.empty(4)
-    for i in range(4):
-        zu[i] = x[S_ZU + i] + (x[S_VZU + i] + x[S_AZU + i] * h) * dt
-        vzu[i] = x[S_VZU + i] + x[S_AZU + i] * dt
-    a1 = ride_accelerations(q1, pc1, v1, w1, zu, vzu, x[S_DRIVE], x[S_STEER], p, field, azu)
+    zu = x[S_ZU:S_ZU + 4]
+    vzu = x[S_VZU:S_VZU + 4]
+    azu = x[S_AZU:S_AZU + 4]
+    v0 = (vzu[0], vzu[1], vzu[2], vzu[3])
+    a0 = (azu[0], azu[1], azu[2], azu[3])
     for i in range(4):
         if suspended(p, i):
-            x[S_VZU + i] += (x[S_AZU + i] + azu[i]) * h
-            x[S_ZU + i] = zu[i]
-        x[S_AZU + i] = azu[i]
+            zu[i] = zu[i] + (v0[i] + a0[i] * h) * dt
+        vzu[i] = v0[i] + a0[i] * dt
+    a1 = ride_accelerations(q1, pc1, v1, w1, zu, vzu, x[S_DRIVE], x[S_STEER], p, field, azu)
+    for i in range(4):
+        vzu[i] = v0[i] + (a0[i] + azu[i]) * h if suspended(p, i) else v0[i]
     return a1
 
 
