@@ -29,6 +29,14 @@ import pytest
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
 
+# A suite started as a background job (`make test &`, nohup, some CI runners)
+# inherits SIGINT ignored: Python then installs no KeyboardInterrupt handler, and
+# the child processes the Ctrl-C tests start ignore SIGINT too.  Those tests send
+# SIGINT on purpose, so the suite takes Python's own handler back (a handled
+# signal is reset to its default in every child at exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 RCLPY_INSTALLED = importlib.util.find_spec('rclpy') is not None
 
 # Domain ids 1..101: 0 is everyone's default; above 101 the DDS ports of a

@@ -227,8 +227,8 @@ def test_a_profile_of_the_users_own_is_kept():
 
 
 def test_unknown_rig():
-    with pytest.raises(ConfigError,
-                       match="unknown rig 'tank'; packaged: field_day, fleet, maxxum, mixed, polaris"):
+    with pytest.raises(ConfigError, match="unknown rig 'tank'; packaged: field_day, fleet, "
+                                          "maxxum, mixed, polaris"):
         read_scenario('tank')
 
 
