@@ -380,8 +380,6 @@ def build_terrain(spec: TerrainSpec, seed: int) -> Terrain:
         _scale(spec.default_class), spec.blend_m)
     tile = roughness.roughness_tile(tile_seed, TILE_SIZE, TILE_SPACING_M)
     scale = np.ascontiguousarray(scale, dtype=np.float64)
-    if scale.shape != (ny, nx):
-        raise ValueError(f'roughness_scale_grid gave {scale.shape}, not {(ny, nx)}')
     field = TerrainField(float(spec.x0_m), float(spec.y0_m), float(spec.spacing_m),
                          np.ascontiguousarray(spec.heights_m, dtype=np.float64), scale,
                          np.ascontiguousarray(tile, dtype=np.float64), TILE_SPACING_M)

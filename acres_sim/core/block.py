@@ -7,7 +7,7 @@ one physics step and the order of the spec's sensor sections:
 1. the truth of the step: chassis origin p, rotation R, CoM velocity v, angular
    velocity w, CoM position p_c (:func:`acres_sim.core.physics.truth_from_state`),
    with the vehicle's vibration added when it has any
-   (:func:`acres_sim.core.physics.vibration_offset`);
+   (:func:`acres_sim.core.physics.shaken_truth`);
 2. the IMU's difference step, then a sample when its Due time has come, or
    at the first step with two differences if a Due came before them
    (:func:`acres_sim.core.imu.imu_takes_sample`; nothing drawn before);
@@ -58,7 +58,7 @@ from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
 from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ, step_one,
-                                    truth_from_state, vibrates, vibration_offset)
+                                    shaken_truth, truth_from_state, vibrates)
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.core.schedule import DUE_TOLERANCE_S
@@ -170,16 +170,6 @@ def _follow(p, R, v, k, route):
 
 
 @njit(cache=True)
-def _shaken(x, params, com, k, R, p, v):
-    """The truth of step ``k`` with the vehicle's vibration: new p, p_c, v (p_c
-    from the shifted p, as a sensor node rebuilds it from the published state)."""
-    d, dv = vibration_offset(x, params, k)
-    p = point_at_lever_arm(p, R, np.array(d))
-    v = point_at_lever_arm(v, R, np.array(dv))
-    return p, point_at_lever_arm(p, R, com), v
-
-
-@njit(cache=True)
 def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, out):
     """Steps k0 .. k1-1 of one vehicle (see the module docstring); k_last is the
     run's last step (no physics step after it).  ``vehicle`` (a
@@ -199,7 +189,7 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
         v = x[S_VX:S_VZ + 1]
         w = x[S_WX:S_WZ + 1]
         if shaken:
-            p, p_c, v = _shaken(x, vehicle.params, com, k, R, p, v)
+            p, p_c, v = shaken_truth(x, vehicle.params, com, k, R, p, v)
         if imu.on:
             restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1
             imu.last_step[0] = k

@@ -156,7 +156,8 @@ __all__ = [
     'truth_from_state',
     'accelerations', 'refresh_accelerations', 'advance_actuators', 'verlet_step',
     'ride_accelerations', 'refresh_ride_accelerations',
-    'vibrates', 'advance_vibration', 'vibration_offset', 'flat_field', 'VibrationSwitches',
+    'vibrates', 'advance_vibration', 'vibration_offset', 'shaken_truth', 'flat_field',
+    'VibrationSwitches',
     'step_actuated', 'control', 'step_one', 'step_many', 'step_many_parallel', 'forward_speed',
     'base_footprint_pose',
     'Fleet',
@@ -524,13 +525,19 @@ def _ground_attitude(ex, pc, field):
 
 
 @njit(cache=True)
+def _com(x, p, ex, ey, ez):
+    """The centre of mass of state row ``x`` (body axes ``ex``, ``ey``, ``ez``), world."""
+    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
+    return (x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz,
+            x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz,
+            x[S_PZ] + ex[2] * cx + ey[2] * cy + ez[2] * cz)
+
+
+@njit(cache=True)
 def _ground_axes(x, p, field):
     """The axes of :func:`_ground_attitude` for state row ``x``."""
     ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
-    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
-    pc = (x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz,
-          x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz, 0.0)
-    qg = _ground_attitude(ex, pc, field)
+    qg = _ground_attitude(ex, _com(x, p, ex, ey, ez), field)
     return _axes(qg[0], qg[1], qg[2], qg[3])
 
 
@@ -630,10 +637,7 @@ def refresh_ride_accelerations(x, p, field):
     """Set the carried accelerations of ``x`` (chassis and wheels) to their values
     on the terrain (after placing a vehicle by hand)."""
     ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
-    cx, cy, cz = p[P_COM_X], p[P_COM_Y], p[P_COM_Z]
-    pc = (x[S_PX] + ex[0] * cx + ey[0] * cy + ez[0] * cz,
-          x[S_PY] + ex[1] * cx + ey[1] * cy + ez[1] * cz,
-          x[S_PZ] + ex[2] * cx + ey[2] * cy + ez[2] * cz)
+    pc = _com(x, p, ex, ey, ez)
     azu = np.empty(4)
     a = ride_accelerations((x[S_QX], x[S_QY], x[S_QZ], x[S_QW]), pc,
                            (x[S_VX], x[S_VY], x[S_VZ]), (x[S_WX], x[S_WY], x[S_WZ]),
@@ -676,9 +680,10 @@ def control(x, cmd_speed, cmd_yaw_rate, p, dt, field):
     lim = p[P_MAX_STEER]
     steer = min(max(steer, -lim), lim)
 
-    ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
     if p[P_RIDE] > 0.5:
         ex, ey, ez = _ground_axes(x, p, field)
+    else:
+        ex, ey, ez = _axes(x[S_QX], x[S_QY], x[S_QZ], x[S_QW])
     speed = math.sqrt(x[S_VX] * x[S_VX] + x[S_VY] * x[S_VY] + x[S_VZ] * x[S_VZ])
     N = m * p[P_GRAVITY] * ez[2]
     roll = p[P_ROLLING] * N / m
@@ -747,11 +752,28 @@ def vibration_offset(x, p, k):
 
 
 @njit(cache=True)
-def _park(x):
+def _at_rest(x):
+    """Every velocity and acceleration of ``x`` zero, the chassis' and the wheels'."""
     for i in range(S_VX, S_ALZ + 1):
         x[i] = 0.0
     for i in range(S_VZU, S_AZU + 4):
         x[i] = 0.0
+
+
+@njit(cache=True)
+def shaken_truth(x, p, com, k, R, pos, v):
+    """The truth of step ``k`` with the vibration of state ``x``: new chassis
+    origin, CoM and velocity (the CoM from the shifted origin, as a sensor node
+    rebuilds it from the published state)."""
+    d, dv = vibration_offset(x, p, k)
+    pos = point_at_lever_arm(pos, R, np.array(d))
+    v = point_at_lever_arm(v, R, np.array(dv))
+    return pos, point_at_lever_arm(pos, R, com), v
+
+
+@njit(cache=True)
+def _park(x):
+    _at_rest(x)
     x[S_DRIVE] = 0.0
     x[S_SPEED_I] = 0.0
     x[S_PARKED] = 1.0
@@ -883,10 +905,7 @@ def _initial_state_ride(p, field, x0, y0, yaw, speed, out):
     for _ in range(SETTLE_STEPS):
         verlet_step(out, p, DT, field)
         _keep_vertical(out)
-    for i in range(S_VX, S_ALZ + 1):
-        out[i] = 0.0
-    for i in range(S_VZU, S_AZU + 4):
-        out[i] = 0.0
+    _at_rest(out)
     if speed == 0.0:
         out[S_PARKED] = 1.0
         return
@@ -1002,11 +1021,8 @@ class Fleet:
         x = self.states[i]
         R, p_c = truth_from_state(x, self.com[i])
         p, v = x[S_PX:S_PZ + 1].copy(), x[S_VX:S_VZ + 1].copy()
-        if vibrates(self.params[i]):     # as the block kernel adds it (block._shaken)
-            d, dv = vibration_offset(x, self.params[i], self.step_index)
-            p = point_at_lever_arm(p, R, np.array(d))
-            v = point_at_lever_arm(v, R, np.array(dv))
-            p_c = point_at_lever_arm(p, R, self.com[i])
+        if vibrates(self.params[i]):
+            p, p_c, v = shaken_truth(x, self.params[i], self.com[i], self.step_index, R, p, v)
         return Truth(step=self.step_index, p=p, R=R, v=v, w=x[S_WX:S_WZ + 1].copy(), p_c=p_c,
                      reset=reset)
 

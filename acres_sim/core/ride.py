@@ -59,8 +59,8 @@ from acres_sim.core.vehicles import (
     P_SUSP_K_FRONT, P_SUSP_K_REAR, P_TRACK, P_TYRE_C_FRONT, P_TYRE_C_REAR, P_TYRE_K_FRONT,
     P_TYRE_K_REAR, P_UNSPRUNG_FRONT, P_UNSPRUNG_REAR, P_WHEEL_RADIUS, P_WHEELBASE)
 
-__all__ = ['CORNERS', 'corner', 'corner_loads', 'nominal_height', 'sprung_mass',
-           'suspended', 'wheel_ground']
+__all__ = ['CORNERS', 'corner', 'corner_forces', 'corner_loads', 'hop_frequency_hz',
+           'nominal_height', 'sprung_mass', 'suspended', 'wheel_ground']
 
 CORNERS = ('front_left', 'front_right', 'rear_left', 'rear_right')
 
