@@ -54,11 +54,13 @@ def drive(n_epochs, radius=40.0):
 def time_epochs(scene, constellation, site, params, on, path, hz=10.0):
     los = np.empty((N_SATELLITES, 3))
     classes = np.empty(N_SATELLITES, dtype=np.int64)
+    denied = np.zeros(N_SATELLITES, dtype=np.bool_)
     out = np.empty(SKY_SIZE)
     system = constellation.system
     boxes, cylinders, spheres = scene.boxes, scene.cylinders, scene.spheres
     satellite_los_enu(0.0, constellation, site, los)      # warm-up
-    sky_epoch(los, system, on, 0.0, 0.0, 2.0, boxes, cylinders, spheres, params, classes, out)
+    sky_epoch(los, system, on, 0.0, 0.0, 2.0, boxes, cylinders, spheres, params, denied,
+              classes, out)
     los_us, sky_us, used, kept = [], [], [], []
     clock = time.perf_counter
     for k, (e, n, u) in enumerate(path):
@@ -66,7 +68,8 @@ def time_epochs(scene, constellation, site, params, on, path, hz=10.0):
         t0 = clock()
         satellite_los_enu(t, constellation, site, los)
         t1 = clock()
-        sky_epoch(los, system, on, e, n, u, boxes, cylinders, spheres, params, classes, out)
+        sky_epoch(los, system, on, e, n, u, boxes, cylinders, spheres, params, denied, classes,
+                  out)
         t2 = clock()
         los_us.append((t1 - t0) * 1e6)
         sky_us.append((t2 - t1) * 1e6)

@@ -137,7 +137,8 @@ class ErrorRun:
     def epoch(self, fix, t, dt=DT, t_lock=-600.0, H=1.0, V=1.5, Ho=1.0, Vo=1.5, m=0.0):
         draw_epoch_values(self.rng.state, self.values)
         result = error_epoch(self.p, fix, t, dt, self.first, t_lock, H, V, Ho, Vo, m,
-                             self.values, self.u, self.z, *self.sigmas, self.error)
+                             self.values, self.u, self.z, *self.sigmas, self.error,
+                             self.p.baseline_km, 1.0)
         self.first = False
         return result
 

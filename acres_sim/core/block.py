@@ -47,6 +47,9 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
+from acres_sim.core.event_clock import EventTimes, VIEW_SIZE, advance_events, due_at_time
+from acres_sim.core.events import (TELEPORT, EventEffects, imu_faults, no_events, stopped,
+                                   teleport_pose)
 from acres_sim.core.frames import point_at_lever_arm
 from acres_sim.core.geo.epoch import YearTable, decimal_year_kernel, year_table
 from acres_sim.core.geo.site import FRAMES, SiteParams
@@ -57,16 +60,18 @@ from acres_sim.core.imu import (PHYSICS_DT_S, imu_difference_step, imu_sample_va
 from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
-from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ, step_one,
-                                    shaken_truth, truth_from_state, vibrates)
+from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ, place,
+                                    step_one, shaken_truth, truth_from_state, vibrates)
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
 from acres_sim.core.schedule import DUE_TOLERANCE_S
 from acres_sim.core.terrain import TerrainField
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W, TRUTH_SIZE
+from acres_sim.core.zones import Zones
 
-__all__ = ['Block', 'BlockOutputs', 'GnssState', 'ImuState', 'InsState', 'RigSimulation',
-           'RouteFollowState', 'Schedule', 'TRUTH_SIZE', 'VehicleState', 'run_vehicle_block']
+__all__ = ['Block', 'BlockOutputs', 'EventState', 'GnssState', 'ImuState', 'InsState',
+           'RigSimulation', 'RouteFollowState', 'Schedule', 'TRUTH_SIZE', 'VehicleState',
+           'run_vehicle_block']
 
 # Due schedules, one row per vehicle: next due time of each sensor.
 DUE_IMU, DUE_INS, DUE_GNSS, DUE_TRUTH = range(4)
@@ -132,6 +137,16 @@ class GnssState(NamedTuple):
     antenna_arm: np.ndarray  # lever arm of the antenna from the chassis origin
 
 
+class EventState(NamedTuple):
+    """The vehicle's fault events: when each is active (its clock and the run's
+    zones), what it does, and the clock's state, advanced in place."""
+
+    times: EventTimes
+    zones: Zones
+    effects: EventEffects
+    state: np.ndarray      # (events, event_clock.STATE_SIZE)
+
+
 class Schedule(NamedTuple):
     """The spec's Due of each sensor (rows DUE_IMU, DUE_INS, DUE_GNSS, DUE_TRUTH)."""
 
@@ -151,6 +166,10 @@ class BlockOutputs(NamedTuple):
     gnss_k: np.ndarray
     gnss_antenna: np.ndarray  # (n, 3): true antenna position, grid ENU
     states: np.ndarray     # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
+    imu_ev: np.ndarray     # (n, events, VIEW_SIZE): the events' views at each sample
+    ins_ev: np.ndarray
+    truth_ev: np.ndarray
+    gnss_ev: np.ndarray
 
 
 @njit(cache=True)
@@ -170,35 +189,73 @@ def _follow(p, R, v, k, route):
 
 
 @njit(cache=True)
-def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, out):
+def _teleport(x, vehicle, events, t):
+    """Carry out a teleport event that starts at ``t`` (before the clock takes
+    the sample, so that the clock sees the new pose); returns whether one did."""
+    moved = False
+    for i in range(events.effects.kind.shape[0]):
+        if events.effects.kind[i] == TELEPORT and due_at_time(events.times, events.state, i, t):
+            x0, y0, yaw = teleport_pose(events.effects, i)
+            place(x, vehicle.params, vehicle.field, x0, y0, yaw)
+            moved = True
+    return moved
+
+
+@njit(cache=True)
+def _view(events, room, n):
+    """The events' views at this sample into ``room[n]``."""
+    for i in range(events.state.shape[0]):
+        for j in range(VIEW_SIZE):
+            room[n, i, j] = events.state[i, j]
+
+
+@njit(cache=True)
+def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, schedule, out):
     """Steps k0 .. k1-1 of one vehicle (see the module docstring); k_last is the
     run's last step (no physics step after it).  ``vehicle`` (a
     :class:`VehicleState`), ``route`` (:class:`RouteFollowState`), ``imu``,
-    ``ins``, ``gnss`` (their ``*State``) and ``schedule`` are advanced in
-    place; ``out`` (:class:`BlockOutputs`) gets the samples, ``out.states[k - k0]``
-    the state of every step (the quaternion the state's own).  Returns the
-    number of IMU samples, INS epochs, truth records and GNSS antenna positions."""
+    ``ins``, ``gnss`` (their ``*State``), ``events`` (:class:`EventState`) and
+    ``schedule`` are advanced in place; ``out`` (:class:`BlockOutputs`) gets
+    the samples with the events' views at each, ``out.states[k - k0]`` the
+    state of every step (the quaternion the state's own).  Returns the number
+    of IMU samples, INS epochs, truth records and GNSS antenna positions.
+
+    Events, per step: a teleport due at the step puts the vehicle at its pose
+    first (the IMU differences restart, the next INS epoch reports gravity
+    only); the event clock then takes the step's chassis origin; an active
+    stop commands the vehicle to stand; the IMU faults change its samples
+    (:mod:`acres_sim.core.events`)."""
     x, com = vehicle.state, vehicle.com
     due, period = schedule.due, schedule.period
     n_imu = n_ins = n_truth = n_gnss = 0
     shaken = vibrates(vehicle.params)
+    has_events = events.state.shape[0] > 0
+    view = events.state[:, :VIEW_SIZE]
     for k in range(k0, k1):
         t = k / PHYSICS_HZ
+        teleported = has_events and _teleport(x, vehicle, events, t)
         R, p_c = truth_from_state(x, com)
         p = x[S_PX:S_PZ + 1]
         v = x[S_VX:S_VZ + 1]
         w = x[S_WX:S_WZ + 1]
         if shaken:
             p, p_c, v = shaken_truth(x, vehicle.params, com, k, R, p, v)
+        if has_events:
+            advance_events(events.times, events.zones, t, p[0], p[1], p[2], events.state)
         if imu.on:
-            restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1
+            restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1 or teleported
             imu.last_step[0] = k
             imu_difference_step(p, R, v, w, p_c, imu.lever, restart, PHYSICS_DT_S, imu.memory)
             if imu_takes_sample(imu.memory, _due(due, DUE_IMU, period, t)):
                 imu_sample_values(imu.memory, imu.bias, imu.sigma[0], imu.sigma[1], imu.rng,
                                   out.imu[n_imu])
+                if has_events:
+                    imu_faults(events.effects, view, t, out.imu[n_imu])
+                    _view(events, out.imu_ev, n_imu)
                 out.imu_k[n_imu] = k
                 n_imu += 1
+        if teleported:
+            ins.clock[1] = 1.0
         if ins.on and _due(due, DUE_INS, period, t):
             clock = ins.clock
             first = clock[0] < 0.0
@@ -209,6 +266,8 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
             ins_epoch_kernel(p, R, v, w, p_c, ins.lever, first, gravity_only, dt, ins.sigma,
                              ins.values, ins.memory, decimal_year_kernel(t, ins.years), ins.site,
                              ins.frame, ins.lam_c, out.ins[n_ins])
+            if has_events:
+                _view(events, out.ins_ev, n_ins)
             out.ins_k[n_ins] = k
             n_ins += 1
         if _due(due, DUE_TRUTH, period, t):
@@ -218,10 +277,14 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
                 row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
             for j in range(4):
                 row[T_Q + j] = q[j]
+            if has_events:
+                _view(events, out.truth_ev, n_truth)
             out.truth_k[n_truth] = k
             n_truth += 1
         if gnss.on and _due(due, DUE_GNSS, period, t):
             out.gnss_antenna[n_gnss] = point_at_lever_arm(p, R, gnss.antenna_arm)
+            if has_events:
+                _view(events, out.gnss_ev, n_gnss)
             out.gnss_k[n_gnss] = k
             n_gnss += 1
         row = out.states[k - k0]
@@ -230,7 +293,9 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, schedule, 
         for j in range(4):
             row[T_Q + j] = x[S_QX + j]
         command = vehicle.command
-        if command[0] > 0.5:
+        if has_events and stopped(events.effects, view):
+            speed, yaw_rate = 0.0, 0.0
+        elif command[0] > 0.5:
             speed, yaw_rate = command[1], command[2]
         else:
             speed, yaw_rate = _follow(p, R, v, k, route)
@@ -252,14 +317,21 @@ class Block(NamedTuple):
     gnss_antenna: np.ndarray   # (n, 3): true antenna position, grid ENU
     gnss: np.ndarray           # (n, receiver.RECORD_SIZE): the receiver's epoch records
     states: np.ndarray         # (steps, TRUTH_SIZE): every step's p, state quaternion, v, w
+    imu_ev: np.ndarray         # (n, events, VIEW_SIZE): the events' views at each sample
+    ins_ev: np.ndarray
+    truth_ev: np.ndarray
+    gnss_ev: np.ndarray
 
 
-def _outputs(size) -> BlockOutputs:
-    """Room for the results of a block of ``size`` steps."""
+def _outputs(size, n_events) -> BlockOutputs:
+    """Room for the results of a block of ``size`` steps with ``n_events`` events."""
     def room(width):
         return np.zeros(size, dtype=np.int64), np.zeros((size, width))
+
+    def views():
+        return np.zeros((size if n_events else 0, n_events, VIEW_SIZE))
     return BlockOutputs(*room(6), *room(RESULT_SIZE), *room(TRUTH_SIZE), *room(3),
-                        np.empty((size, TRUTH_SIZE)))
+                        np.empty((size, TRUTH_SIZE)), views(), views(), views(), views())
 
 
 class RigSimulation:
@@ -280,13 +352,17 @@ class RigSimulation:
     it is an error.  ``commands[i]`` = (1, speed, yaw rate) drives vehicle i
     by that command instead of its route follower (cmd_vel); (0, ...) gives
     it back to the follower.  Runs are for less than three years (the decimal-year
-    table of the INS epochs).
+    table of the INS epochs).  ``events``: one
+    :class:`acres_sim.core.events.VehicleEvents` per vehicle (None: none), whose
+    clocks the blocks advance.
     """
 
     def __init__(self, fleet, followers, imus, inses, gnsses, antenna_arm, rates, steps,
-                 site):
+                 site, events=None):
         self.fleet, self.followers = fleet, list(followers)
         self.imus, self.inses, self.gnsses = list(imus), list(inses), list(gnsses)
+        self.events = ([no_events() for _ in self.followers] if events is None else
+                       [no_events() if e is None else e for e in events])
         self.antenna_arm = np.ascontiguousarray(antenna_arm, dtype=np.float64)
         self.steps = int(steps)
         self.step = 0
@@ -323,8 +399,8 @@ class RigSimulation:
         self._load_models(k0, k1)
         blocks = []
         for i, follower in enumerate(self.followers):
-            gnss = self.gnsses[i]
-            out = _outputs(size)
+            gnss, events = self.gnsses[i], self.events[i]
+            out = _outputs(size, len(events))
             counts = run_vehicle_block(
                 k0, k1, self.steps,
                 VehicleState(self.fleet.states[i], self.fleet.params[i], self.fleet.com[i],
@@ -332,14 +408,17 @@ class RigSimulation:
                 RouteFollowState(*follower.arrays, follower.state),
                 self._imu_state(i), self._ins_state(i),
                 self._no_gnss if gnss is None else self._antenna,
+                EventState(events.times, events.zones, events.effects, events.state),
                 Schedule(self._due[i], self._period), out)
             n_imu, n_ins, n_truth, n_gnss = counts
             gnss_k, gnss_v = out.gnss_k[:n_gnss], out.gnss_antenna[:n_gnss]
-            records = (gnss.epoch_records(gnss_k / PHYSICS_HZ, gnss_v) if gnss is not None
-                       else np.zeros((0, 0)))
+            gnss_ev = out.gnss_ev[:n_gnss] if len(events) else None
+            records = (gnss.epoch_records(gnss_k / PHYSICS_HZ, gnss_v, gnss_ev)
+                       if gnss is not None else np.zeros((0, 0)))
             blocks.append(Block(out.imu_k[:n_imu], out.imu[:n_imu], out.ins_k[:n_ins],
                                 out.ins[:n_ins], out.truth_k[:n_truth], out.truth[:n_truth],
-                                gnss_k, gnss_v, records, out.states))
+                                gnss_k, gnss_v, records, out.states, out.imu_ev[:n_imu],
+                                out.ins_ev[:n_ins], out.truth_ev[:n_truth], out.gnss_ev[:n_gnss]))
         self._sync_models(k1)
         self.step = k1
         return blocks

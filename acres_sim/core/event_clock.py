@@ -29,10 +29,12 @@ rules, for every sample in time order:
 * a sample before an event's start time, or outside its zones, leaves it as
   it was.
 
-The state is four columns per event (:data:`STATE_SIZE`): active (1.0 or 0.0),
-the time it started (NaN before), whether the previous sample was in the
-start zone and in the end zone (NaN before the first sample), so a run can be
-cut into blocks and go on.
+The state is five columns per event (:data:`STATE_SIZE`): active (1.0 or 0.0),
+the time it last started and the time it last ended (NaN before), whether the
+previous sample was in the start zone and in the end zone (NaN before the
+first sample), so a run can be cut into blocks and go on.  The first three
+(:data:`VIEW_SIZE`) are what the fault models read at a sample
+(:mod:`acres_sim.core.events`).
 """
 
 import math
@@ -44,12 +46,14 @@ import numpy as np
 from acres_sim.core.zones import inside_zone
 
 __all__ = ['AFTER', 'AT_TIME', 'EventTimes', 'NEVER', 'ON_ENTER', 'ON_LEAVE', 'STATE_SIZE',
-           'TOLERANCE_S', 'advance_events', 'initial_state', 'make_event_times']
+           'ST_ACTIVE', 'ST_ENDED', 'ST_STARTED', 'TOLERANCE_S', 'VIEW_SIZE', 'advance_events',
+           'due_at_time', 'initial_state', 'make_event_times', 'quiet_views']
 
 AT_TIME, AFTER, ON_ENTER, ON_LEAVE, NEVER = range(5)
 TOLERANCE_S = 1e-8         # as the spec's Due: a sample within this of a time is at it
-ST_ACTIVE, ST_STARTED, ST_IN_START, ST_IN_END = range(4)
-STATE_SIZE = 4
+ST_ACTIVE, ST_STARTED, ST_ENDED, ST_IN_START, ST_IN_END = range(5)
+STATE_SIZE = 5
+VIEW_SIZE = 3              # active, started, ended: what a sample's fault models read
 
 
 class EventTimes(NamedTuple):
@@ -119,6 +123,14 @@ def initial_state(times: EventTimes) -> np.ndarray:
     return state
 
 
+def quiet_views(n_samples, n_events) -> np.ndarray:
+    """The views of ``n_events`` events that have never started, at ``n_samples``
+    samples (n_samples, n_events, VIEW_SIZE)."""
+    views = np.zeros((n_samples, n_events, VIEW_SIZE))
+    views[:, :, ST_STARTED:] = np.nan
+    return views
+
+
 @njit(cache=True)
 def advance_events(times, zones, t, x, y, z, state):
     """Take the sample at time ``t`` [s] with the vehicle at (x, y, z) [m, grid
@@ -135,11 +147,20 @@ def advance_events(times, zones, t, x, y, z, state):
         if row[ST_ACTIVE] > 0.5:
             if _ends(times, i, t, in_end, row):
                 row[ST_ACTIVE] = 0.0
+                row[ST_ENDED] = t
         elif _starts(times, i, t, in_start, row) and not _ends(times, i, t, in_end, row, t):
             row[ST_ACTIVE] = 1.0
             row[ST_STARTED] = t
         row[ST_IN_START] = 1.0 if in_start else 0.0
         row[ST_IN_END] = 1.0 if in_end else 0.0
+
+
+@njit(cache=True)
+def due_at_time(times, state, i, t):
+    """Whether event ``i``, which starts at a time, starts at the sample at ``t``
+    (asked before :func:`advance_events` takes that sample)."""
+    return (times.start_kind[i] == AT_TIME and math.isnan(state[i, ST_STARTED])
+            and t + TOLERANCE_S >= times.start_s[i])
 
 
 @njit(cache=True)

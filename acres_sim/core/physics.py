@@ -152,7 +152,7 @@ __all__ = [
     'P_AIR_DENSITY', 'P_GRAVITY', 'P_GROUND_Z', 'P_GRADE_EAST', 'P_GRADE_NORTH', 'P_RIDE',
     'P_ENGINE_ON', 'P_JITTER_ON', 'P_ROUGH_ON',
     'CMD_STOP_EPS', 'PARK_SPEED', 'CHASSIS_AHEAD', 'SETTLE_STEPS',
-    'Terrain', 'FootprintPose', 'air_density_1976', 'params_row', 'initial_state',
+    'Terrain', 'FootprintPose', 'air_density_1976', 'params_row', 'initial_state', 'place',
     'truth_from_state',
     'accelerations', 'refresh_accelerations', 'advance_actuators', 'verlet_step',
     'ride_accelerations', 'refresh_ride_accelerations',
@@ -914,6 +914,16 @@ def _initial_state_ride(p, field, x0, y0, yaw, speed, out):
     N = p[P_MASS] * p[P_GRAVITY] * ez[2]
     out[S_DRIVE] = _resistance(speed, abs(speed), N, p) + p[P_MASS] * p[P_GRAVITY] * ex[2]
     refresh_ride_accelerations(out, p, field)
+
+
+@njit(cache=True)
+def place(x, p, field, x0, y0, yaw):
+    """Put the state ``x`` parked at ground point (x0, y0) heading ``yaw``, on the
+    plane or settled on the terrain ``field`` (as :func:`initial_state`)."""
+    if p[P_RIDE] > 0.5:
+        _initial_state_ride(p, field, x0, y0, yaw, 0.0, x)
+    else:
+        _initial_state(p, x0, y0, yaw, 0.0, x)
 
 
 def initial_state(params, x, y, yaw, speed=0.0, field=None) -> np.ndarray:

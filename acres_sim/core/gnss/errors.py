@@ -71,9 +71,12 @@ def _clamp(x, low, high):
 
 @njit(cache=True)
 def error_epoch(p, fix, t, dt, first, t_lock, H, V, Ho, Vo, m, values, u, z,
-                sigma_gm, sigma_w, sigma_mp, error):
+                sigma_gm, sigma_w, sigma_mp, error, baseline_km, white_factor):
     """One epoch of the error model; updates ``u`` and ``z`` and fills the sigma
-    arrays and ``error`` (each length 3, ENU).  Returns (tau, k_H, k_V, dt used)."""
+    arrays and ``error`` (each length 3, ENU).  Returns (tau, k_H, k_V, dt used).
+    ``baseline_km`` is the RTK baseline of the epoch (``p.baseline_km`` but
+    under a base switch) and ``white_factor`` scales the white error (1.0 but
+    under interference), see :mod:`acres_sim.core.events`."""
     row = p.states[SINGLE if fix == NO_FIX else fix]
     s_h = row[SIGMA_H]
     s_v = row[SIGMA_V]
@@ -82,8 +85,8 @@ def error_epoch(p, fix, t, dt, first, t_lock, H, V, Ho, Vo, m, values, u, z,
         s_h = s_h + (row[INITIAL_H] - s_h) * decay
         s_v = s_v + (row[INITIAL_V] - s_v) * decay
     if fix == RTK_FLOAT or fix == RTK_FIXED:
-        s_h += 1e-3 * p.ppm_h * p.baseline_km
-        s_v += 1e-3 * p.ppm_v * p.baseline_km
+        s_h += 1e-3 * p.ppm_h * baseline_km
+        s_v += 1e-3 * p.ppm_v * baseline_km
     k_h = _clamp(H / max(Ho, 1e-3), 0.5, 20.0)
     k_v = _clamp(V / max(Vo, 1e-3), 0.5, 20.0)
 
@@ -102,11 +105,11 @@ def error_epoch(p, fix, t, dt, first, t_lock, H, V, Ho, Vo, m, values, u, z,
         z[axis] = phi_m * z[axis] + math.sqrt(1.0 - phi_m * phi_m) * values[Z + axis]
         if horizontal[axis]:
             sigma_gm[axis] = scale * s_h * k_h
-            sigma_w[axis] = scale * row[WHITE_H] * k_h
+            sigma_w[axis] = scale * row[WHITE_H] * k_h * white_factor
             sigma_mp[axis] = scale * m * row[MULTIPATH_H]
         else:
             sigma_gm[axis] = scale * s_v * k_v
-            sigma_w[axis] = scale * row[WHITE_V] * k_v
+            sigma_w[axis] = scale * row[WHITE_V] * k_v * white_factor
             sigma_mp[axis] = scale * m * row[MULTIPATH_H] * p.multipath_vertical_ratio
         error[axis] = (sigma_gm[axis] * u[axis] + sigma_w[axis] * values[WHITE + axis]
                        + sigma_mp[axis] * z[axis])

@@ -30,7 +30,7 @@ from numba import njit
 import numpy as np
 
 __all__ = ['NO_FIX', 'SINGLE', 'DGPS', 'RTK_FLOAT', 'RTK_FIXED', 'STATE_NAMES', 'GGA_QUALITY',
-           'RtkParams', 'initial_fix_state', 'time_to_fix', 'fix_state_step']
+           'RtkParams', 'initial_fix_state', 'lose_lock', 'time_to_fix', 'fix_state_step']
 
 # Fix states (codes) and their names and NMEA GGA qualities.
 NO_FIX, SINGLE, DGPS, RTK_FLOAT, RTK_FIXED = 0, 1, 2, 3, 4
@@ -75,6 +75,15 @@ def time_to_fix(p, g_t, m, t, t_loss):
     """T_fix for this epoch's Gaussian g_t and multipath index m."""
     r = p.reacquire_factor if t - t_loss <= p.reacquire_window_s else 1.0
     return p.ttf_median_s * math.exp(p.ttf_log_sigma * g_t) * (1.0 + p.ttf_multipath_gain * m) * r
+
+
+@njit(cache=True)
+def lose_lock(s, t):
+    """End a held RTK lock at ``t`` (a base-station switch, acres_sim.core.events):
+    the next RTK epoch starts a new one, with the reacquisition rule."""
+    if s[LOCKED] != 0.0:
+        s[LOCKED] = 0.0
+        s[T_LOSS] = t
 
 
 @njit(cache=True)

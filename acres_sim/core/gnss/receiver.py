@@ -31,14 +31,18 @@ from acres_sim.core.gnss.constellation import (N_SATELLITES, build_constellation
 from acres_sim.core.gnss.corrections import correction_age
 from acres_sim.core.gnss.errors import (FIRST_EPOCH_DT_S, G_T, UNIFORM, VALUES_PER_EPOCH,
                                         ErrorParams, draw_epoch_values, error_epoch)
+from acres_sim.core.events import (base_switched, correction_terms, deny_satellites,
+                                   extra_reflector, fix_cap, glitch_offset, jamming_noise_factor,
+                                   no_effects)
+from acres_sim.core.event_clock import VIEW_SIZE, quiet_views
 from acres_sim.core.gnss.fix_state import (CONVERGE, GGA_QUALITY, LOCKED, NO_FIX, STATE_NAMES,
                                            T_LOCK, TIME_TO_FIX, RtkParams, fix_state_step,
-                                           initial_fix_state)
+                                           initial_fix_state, lose_lock)
 from acres_sim.core.gnss.nmea import gga_sentence
 from acres_sim.core.gnss.sky import (SKY_HDOP, SKY_HDOP_ALL, SKY_MULTIPATH, SKY_N_ABOVE_MASK,
                                      SKY_N_BLOCKED, SKY_N_CLEAR, SKY_N_FOLIAGE, SKY_N_NEAR,
                                      SKY_N_USED, SKY_PDOP, SKY_REFLECTOR, SKY_SIZE, SKY_VDOP,
-                                     SKY_VDOP_ALL, SkyParams, sky_epoch)
+                                     SKY_VDOP_ALL, SkyParams, multipath_index, sky_epoch)
 from acres_sim.core.rng import STREAMS, Pcg32
 
 __all__ = ['GnssSettings', 'GnssReceiver', 'SOLUTION', 'OUTPUT_FRAMES', 'RECORD_SIZE',
@@ -97,33 +101,49 @@ RECORD_SIZE = REC_GEODETIC + 9
 def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, cylinders,
                 spheres, sky_params, correction_interval_s, correction_latency_s, outages,
                 rtk, errors, rng_state, fix_state, u, z, los, classes, values, years,
-                site_params, records):
+                site_params, effects, views, denied, records):
     """Consecutive epochs of one receiver, record by record (see the module
     docstring for the order).  ``last_t`` is the time of the epoch before the
     first one, or negative for none; the error stream, the fix-state memory
     and the error states u, z are updated in place.  ``years`` (a
     geo.epoch.YearTable) and ``site_params`` place the position on the
-    ellipsoid at the epoch."""
+    ellipsoid at the epoch.  ``effects`` (events.EventEffects) and ``views``
+    (n, events, 3: each event's view at the epoch) are the fault events;
+    ``denied`` room for their satellite mask."""
     for i in range(times.shape[0]):
         t = times[i]
         first = last_t < 0.0
         dt = FIRST_EPOCH_DT_S if first else t - last_t
+        ev = views[i]
+        baseline, switched = base_switched(effects, ev, t, last_t)
         last_t = t
         out = records[i]
         sky = out[REC_SKY:REC_SKY + SKY_SIZE]
         satellite_los_enu(t, constellation, site, los)
+        deny_satellites(effects, ev, los, denied)
         sky_epoch(los, constellation.system, system_on, antennas[i, 0], antennas[i, 1],
-                  antennas[i, 2], boxes, cylinders, spheres, sky_params, classes, sky)
-        age = correction_age(t, correction_interval_s, correction_latency_s, outages,
-                             rtk.cold_start)
+                  antennas[i, 2], boxes, cylinders, spheres, sky_params, denied, classes, sky)
+        extra = extra_reflector(effects, ev)
+        if extra != 0.0:
+            sky[SKY_REFLECTOR] += extra
+            sky[SKY_MULTIPATH] = multipath_index(sky[SKY_N_NEAR], sky[SKY_N_FOLIAGE],
+                                                 sky[SKY_N_USED], sky[SKY_REFLECTOR])
+        latency, all_outages = correction_terms(effects, ev, correction_latency_s, outages)
+        age = correction_age(t, correction_interval_s, latency, all_outages, rtk.cold_start)
         draw_epoch_values(rng_state, values)
+        if switched:
+            lose_lock(fix_state, t)
         fix = fix_state_step(fix_state, rtk, t, dt, int(sky[SKY_N_USED]), int(sky[SKY_N_CLEAR]),
                              sky[SKY_PDOP], age, sky[SKY_MULTIPATH], values[UNIFORM], values[G_T])
+        fix = fix_cap(effects, ev, fix)
         tau, k_h, k_v, dt_used = error_epoch(
             errors, fix, t, dt, first, fix_state[T_LOCK], sky[SKY_HDOP], sky[SKY_VDOP],
             sky[SKY_HDOP_ALL], sky[SKY_VDOP_ALL], sky[SKY_MULTIPATH], values, u, z,
             out[REC_SIGMA_GM:REC_SIGMA_GM + 3], out[REC_SIGMA_WHITE:REC_SIGMA_WHITE + 3],
-            out[REC_SIGMA_MP:REC_SIGMA_MP + 3], out[REC_ERROR:REC_ERROR + 3])
+            out[REC_SIGMA_MP:REC_SIGMA_MP + 3], out[REC_ERROR:REC_ERROR + 3],
+            errors.baseline_km if math.isnan(baseline) else baseline,
+            jamming_noise_factor(effects, ev, los, classes))
+        glitch_offset(effects, ev, t, out[REC_ERROR:REC_ERROR + 3])
         out[REC_FIX], out[REC_AGE], out[REC_TAU] = fix, age, tau
         out[REC_K_H], out[REC_K_V], out[REC_DT] = k_h, k_v, dt_used
         out[REC_LOCKED], out[REC_T_LOCK] = fix_state[LOCKED], fix_state[T_LOCK]
@@ -150,13 +170,16 @@ class GnssReceiver:
     """One vehicle's receiver.  ``epoch(t, antenna_enu)`` -> row (a dict).
 
     ``scene`` is a :class:`acres_sim.core.scene.Scene` (the obstacles of the
-    sky view), ``site`` a :class:`acres_sim.core.geo.SiteGeoreference`.
+    sky view), ``site`` a :class:`acres_sim.core.geo.SiteGeoreference`;
+    ``effects`` the faults of the vehicle's events (events.EventEffects;
+    None: none), whose views each epoch takes.
     """
 
-    def __init__(self, settings: GnssSettings, scene, site):
+    def __init__(self, settings: GnssSettings, scene, site, effects=None):
         self.settings = settings
         self.scene = scene
         self.site = site
+        self.effects = no_effects() if effects is None else effects
         self.constellation = build_constellation(
             Pcg32(settings.constellation_seed, STREAMS['gnss_constellation'].sequence))
         self.site_frame = site_frame(site)
@@ -164,6 +187,7 @@ class GnssReceiver:
         self._los = np.zeros((N_SATELLITES, 3))
         self._classes = np.zeros(N_SATELLITES, dtype=np.int64)
         self._values = np.zeros(VALUES_PER_EPOCH)
+        self._denied = np.zeros(N_SATELLITES, dtype=np.bool_)
         self._years = year_table(site.start_utc)
         self.reset()
 
@@ -183,14 +207,22 @@ class GnssReceiver:
         record = self.epoch_records(np.array([float(t)]), antenna)[0]
         return self.row(float(t), antenna[0], record)
 
-    def epoch_records(self, times, antennas):
+    def epoch_records(self, times, antennas, views=None):
         """The numerical part of consecutive epochs at ``times`` [s] (n,) for
         the antenna positions ``antennas`` (n, 3): one record per epoch
         (:data:`RECORD_SIZE`, ``REC_*``), all epochs in one kernel call.  Turn
-        a record into the row with :meth:`row`."""
+        a record into the row with :meth:`row`.  ``views``: the event views at
+        the epochs (n, events, 3; None: no event active)."""
         s = self.settings
         times = np.ascontiguousarray(times, dtype=np.float64).reshape(-1)
         antennas = np.ascontiguousarray(antennas, dtype=np.float64).reshape(-1, 3)
+        n_events = self.effects.kind.shape[0]
+        if views is None:
+            views = quiet_views(times.shape[0], n_events)
+        views = np.ascontiguousarray(views, dtype=np.float64)
+        if views.shape != (times.shape[0], n_events, VIEW_SIZE):
+            raise ValueError(f'event views of shape {views.shape} for {times.shape[0]} epochs '
+                             f'and {n_events} events')
         records = np.empty((times.shape[0], RECORD_SIZE))
         if times.shape[0] == 0:
             return records
@@ -206,7 +238,8 @@ class GnssReceiver:
                     self.scene.cylinders, self.scene.spheres, s.sky, s.correction_interval_s,
                     s.correction_latency_s, s.outages, s.rtk, s.errors, self.rng.state,
                     self.fix_state, self.u, self.z, self._los, self._classes, self._values,
-                    self._years, self.site.params, records)
+                    self._years, self.site.params, self.effects, views, self._denied,
+                    records)
         self.last_t = float(times[-1])
         return records
 

@@ -415,12 +415,14 @@ def _skip_bounds(kept, i, e_a, n_a, z_a, top, d_nearest, cx, cy, r_bound):
 
 @njit(cache=True)
 def sky_epoch(los, system, system_on, e_a, n_a, z_a, boxes, cylinders, spheres, p,  # noqa: C901
-              out_class, out):
+              denied, out_class, out):
     """The sky part of one epoch for the antenna at grid ENU (e_a, n_a, z_a) [m].
 
     ``los`` (n_sat, 3) unit lines of sight; ``system`` (n_sat,) int system code;
     ``system_on`` bool per system code; ``boxes``/``cylinders``/``spheres`` the
-    scene arrays; ``p`` a :class:`SkyParams`.  Writes the class of every
+    scene arrays; ``p`` a :class:`SkyParams`; ``denied`` bool per satellite:
+    taken away by a fault event (:func:`acres_sim.core.events.deny_satellites`),
+    so blocked wherever it is above the mask.  Writes the class of every
     satellite into ``out_class`` (int64, n_sat) and the counts, DOPs, rho and
     m into ``out`` (float64, :data:`SKY_SIZE`).
     """
@@ -487,6 +489,10 @@ def sky_epoch(los, system, system_on, e_a, n_a, z_a, boxes, cylinders, spheres, 
             continue
         n_above += 1
         _add_row(a_all, le, ln, lu)
+        if denied[k]:
+            out_class[k] = SAT_BLOCKED
+            n_blocked += 1
+            continue
         lh = math.sqrt(le * le + ln * ln)
         blocked = False
         foliage = False
@@ -599,7 +605,7 @@ def sky_view(los, system, system_on, antenna_enu, scene, params: SkyParams) -> S
     out = np.empty(SKY_SIZE)
     e, n, u = (float(v) for v in antenna_enu)
     sky_epoch(los, system, on, e, n, u, scene.boxes, scene.cylinders, scene.spheres, params,
-              classes, out)
+              np.zeros(los.shape[0], dtype=np.bool_), classes, out)
     ints = {SKY_N_CLEAR, SKY_N_NEAR, SKY_N_FOLIAGE, SKY_N_USED, SKY_N_BLOCKED,
             SKY_N_ABOVE_MASK, SKY_N_KEPT}
     v = [int(out[i]) if i in ints else float(out[i]) for i in range(SKY_SIZE)]
