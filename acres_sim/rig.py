@@ -231,10 +231,12 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     sensors = []
     for vehicle, config in zip(scenario.vehicles, run.configs):
         prefix = f'agents.{vehicle.name}.'
-        sim.update({prefix + name: value for name, value in node_parameters(vehicle).items()})
+        events = scenario.events.to_json(vehicle.name)
+        sim.update({prefix + name: value
+                    for name, value in node_parameters(vehicle, events).items()})
         sim.update(agent_parameters(config, prefix))
         node_params = {**common, 'vehicle': vehicle.model, 'frame_prefix': vehicle.frame_prefix,
-                       **agent_parameters(config)}
+                       'events': events, **agent_parameters(config)}
         for executable, on in (('gnss_node', config['gnss.enabled']),
                                ('imu_node', config['imu.enabled'])):
             if on:

@@ -12,7 +12,8 @@ GNSS or IMU node (its vehicle's configuration), and under
 
 from acres_sim.config.schema import NON_BLANK, Key
 
-__all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS', 'OUTPUT_DEPTH',
+__all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'EVENTS', 'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS',
+           'OUTPUT_DEPTH',
            'SCENE', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'TERRAIN', 'VEHICLES', 'sim_param']
 
 VEHICLES = ('polaris', 'maxxum')
@@ -32,6 +33,10 @@ TERRAIN = _param('terrain', 'str', 'flat', 'Terrain: the ground under the wheels
                  'plane of the physics), a packaged terrain (acre) or a terrain file.',
                  pattern=NON_BLANK,
                  pattern_words='flat, a packaged terrain name or a terrain file')
+
+# Every node of a vehicle: its fault events (written by the rig from the scenario).
+EVENTS = _param('events', 'str', '', 'Fault events of the vehicle, as JSON {"events": [...]} '
+                '(the rig writes it from the scenario\'s events; empty: none).')
 
 # Every node of the rig.
 OUTPUT_DEPTH = _param(
@@ -97,6 +102,7 @@ AGENT_PARAMS = (
            'joins it.', 'm', low=0.0),
     _param('route_end_m', 'float', 0.0, 'Arc length along the route at which it stops, on a '
            'route it drives once (0: the end of the route).', 'm', low=0.0),
+    EVENTS,
 )
 
 # The GNSS node's own, besides SENSOR_NODE_PARAMS.
@@ -108,6 +114,7 @@ SENSOR_NODE_PARAMS = (
            'turns the mounts into lever arms).', choices=VEHICLES),
     _param('frame_prefix', 'str', '', "Prefix of the sensor's frame name, e.g. agent1/."),
     OUTPUT_DEPTH,
+    EVENTS,
 )
 
 

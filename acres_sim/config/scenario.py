@@ -16,6 +16,8 @@ is YAML (JSON works too)::
     duration_s: 3600.0          # optional: simulated seconds
     seed: 42                    # optional: the seed of every vehicle
     rtf: 1.0                    # optional: real-time factor of a live run
+    zones: {barn: {polygon: [[-60, 20], [-20, 20], [-20, 60]]}}   # optional: event zones
+    events: [{type: gnss_denial, zone: barn}]   # optional: fault events (config.events)
     vehicles:
       - name: polaris           # the vehicle's key in the sim node's parameters
         model: polaris          # polaris or maxxum (``vehicle:`` in the rig files)
@@ -55,6 +57,7 @@ from pathlib import Path
 import re
 from typing import NamedTuple, Optional
 
+from acres_sim.config.events import EventPlan, read_events
 from acres_sim.config.loader import config_dir, load_config, read_document
 from acres_sim.config.node_params import AGENT_PARAMS, VEHICLES, sim_param
 from acres_sim.config.records import site_georeference_args
@@ -83,7 +86,7 @@ JOIN_WITHIN_M = 20.0              # a spawn off the route's start: at most this 
 PACKAGED_FOLDERS = ('rigs', 'scenarios')
 
 _TOP_KEYS = ('description', 'site', 'scene', 'terrain', 'duration_s', 'seed', 'rtf',
-             'vehicles')
+             'vehicles', 'zones', 'events')
 _VEHICLE_KEYS = ('name', 'model', 'vehicle', 'namespace', 'frame_prefix', 'agent_index',
                  'spawn', 'route', 'parked', 'sensors')
 _GRID_SPAWN = ('east_m', 'north_m', 'heading_deg')
@@ -215,6 +218,7 @@ class Scenario:
     duration_s: Optional[float] = None
     seed: Optional[int] = None
     rtf: Optional[float] = None
+    events: EventPlan = EventPlan()   # its fault events and their zones
     resolved: bool = False        # its vehicles placed by resolve_scenario
 
 
@@ -271,6 +275,8 @@ def read_scenario(name_or_path) -> Scenario:
     description = check(SCENARIO_KEYS['description'], tree.get('description', ''), source)
     vehicles = tuple(_vehicle(entry, i, source) for i, entry in enumerate(tree['vehicles']))
     _check_unique(vehicles, source)
+    events = read_events(tree.get('events'), tree.get('zones'), source,
+                         vehicle_names=[v.name for v in vehicles])
     return Scenario(
         path.stem, description, vehicles, source,
         site=_file('site', tree['site'], source) if 'site' in tree else '',
@@ -279,7 +285,8 @@ def read_scenario(name_or_path) -> Scenario:
         duration_s=(check(SCENARIO_KEYS['duration_s'], tree['duration_s'], source)
                     if 'duration_s' in tree else None),
         seed=check_value('seed', tree['seed'], source) if 'seed' in tree else None,
-        rtf=check(sim_param('rtf'), tree['rtf'], source) if 'rtf' in tree else None)
+        rtf=check(sim_param('rtf'), tree['rtf'], source) if 'rtf' in tree else None,
+        events=events)
 
 
 def _vehicle(entry, i, source) -> ScenarioVehicle:
@@ -618,15 +625,16 @@ def vehicle_motion(vehicle: ScenarioVehicle, params, site=None) -> Motion:
     return Motion(tuple(spawn), follower, vehicle.parked)
 
 
-def node_parameters(vehicle: ScenarioVehicle) -> dict:
+def node_parameters(vehicle: ScenarioVehicle, events='') -> dict:
     """The sim node's parameters of a resolved ``vehicle`` (AGENT_PARAMS, by
-    name; the spawn as [east_m, north_m, yaw_rad], the end 0 for the route's)."""
+    name; the spawn as [east_m, north_m, yaw_rad], the end 0 for the route's;
+    ``events`` the JSON of its events, EventPlan.to_json)."""
     values = {'vehicle': vehicle.model, 'namespace': vehicle.namespace,
               'frame_prefix': vehicle.frame_prefix, 'route': vehicle.route_or_default,
               'laps': vehicle.laps, 'repeat': vehicle.repeat, 'parked': vehicle.parked,
               'spawn': [float(v) for v in vehicle.spawn],
               'route_start_m': float(vehicle.route_start_m),
-              'route_end_m': float(vehicle.route_end_m or 0.0)}
+              'route_end_m': float(vehicle.route_end_m or 0.0), 'events': events}
     assert set(values) == {p.name for p in AGENT_PARAMS}
     return values
 

@@ -41,6 +41,7 @@ from numba import njit
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
+from acres_sim.core.events import imu_faults, no_effects
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
 __all__ = ['ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step', 'imu_sample_values',
@@ -161,11 +162,14 @@ class ImuModel:
     ``rng`` is the IMU stream (:func:`acres_sim.core.rng.make_stream` with
     'imu'); the model keeps its starting position and draws from its own copy,
     exposed as ``self.rng``.  ``restarts`` counts the restarts of the
-    differences since :meth:`reset` (the first step included).
+    differences since :meth:`reset` (the first step included).  ``effects``:
+    the faults of the vehicle's events (events.EventEffects; None: none), which
+    :meth:`sample` applies as the block kernel does.
     """
 
-    def __init__(self, params: ImuParams, rng: Pcg32):
+    def __init__(self, params: ImuParams, rng: Pcg32, effects=None):
         self.params = params
+        self.effects = no_effects() if effects is None else effects
         self._rng_start = rng.state.copy()
         self._lever = np.ascontiguousarray(params.lever_arm_m, dtype=np.float64).reshape(3)
         self._memory = np.zeros(MEMORY_SIZE)
@@ -214,31 +218,37 @@ class ImuModel:
         """Whether two differences exist, so that :meth:`sample` gives a row."""
         return self._memory[N_DIFF] >= 2.0
 
-    def physics_step(self, truth) -> None:
+    def physics_step(self, truth, restart=False) -> None:
         """Take the truth of one physics step (an :class:`acres_sim.core.truth.Truth`).
 
-        The differences restart on the first step, on ``truth.reset`` and when
-        ``truth.step`` does not follow the previous step.
+        The differences restart on the first step, on ``truth.reset`` or
+        ``restart`` (a teleport event) and when ``truth.step`` does not follow
+        the previous step.
         """
         step = truth.step
-        restart = truth.reset or self._last_step is None or step != self._last_step + 1
+        restart = (restart or truth.reset or self._last_step is None
+                   or step != self._last_step + 1)
         if restart:
             self.restarts += 1
         self._last_step = step
         imu_difference_step(truth.p, truth.R, truth.v, truth.w, truth.p_c, self._lever,
                             restart, PHYSICS_DT_S, self._memory)
 
-    def sample(self, t: float, due: bool) -> Optional[dict]:
+    def sample(self, t: float, due: bool, view=None) -> Optional[dict]:
         """The imu.jsonl row of the current physics step (time ``t`` [s]) or
         None.  Call it at every step, after :meth:`physics_step`, with
         ``due`` the answer of the caller's ``Due(params.hz)`` at ``t``; it
         samples when :func:`imu_takes_sample` says so, and draws nothing
-        otherwise.  The row carries no times: the delay line adds them."""
+        otherwise.  ``view``: the events' views at the step (None: no event),
+        whose IMU faults change the sample.  The row carries no times: the
+        delay line adds them."""
         if not imu_takes_sample(self._memory, bool(due)):
             return None
         out = self._out
         imu_sample_values(self._memory, self._bias, self._sigma_a, self._sigma_g,
                           self.rng.state, out)
+        if view is not None and len(view):
+            imu_faults(self.effects, view, float(t), out)
         f0, f1, f2, w0, w1, w2 = out.tolist()
         return {'specific_force_flu_mps2': [round(f0, 6), round(f1, 6), round(f2, 6)],
                 'angular_velocity_flu_radps': [round(w0, 8), round(w1, 8), round(w2, 8)]}

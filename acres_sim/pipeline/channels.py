@@ -27,11 +27,15 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from acres_sim.core.events import SENSOR_GNSS, SENSOR_IMU, SENSOR_INS
+from acres_sim.core.ins_row import P_N
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.faults import OutputFaults, with_event_names
 from acres_sim.pipeline.rows import timed_row
-from acres_sim.pipeline.topics import ANTENNA_FRAME, GNSS_TOPICS, IMU_FRAME, IMU_TOPIC
+from acres_sim.pipeline.topics import (ANTENNA_FRAME, BASE_FRAME, GNSS_TOPICS, IMU_FRAME,
+                                       IMU_TOPIC, UTM_FRAME)
 
 __all__ = ['DIAGNOSTICS_TOPIC', 'Delivery', 'GnssChannel', 'ImuChannel', 'InsChannel',
            'OneImuMessage', 'TF_TOPIC', 'imu_rows']
@@ -51,16 +55,21 @@ class Delivery(NamedTuple):
 
 
 class _Channel:
-    """A delay line of timed rows; subclasses encode the messages."""
+    """A delay line of timed rows; subclasses encode the messages.  Samples
+    pass the sensor's dropout and freeze events first (``faults``,
+    :mod:`acres_sim.pipeline.faults`)."""
 
     #: (topic, message type) of every topic the channel sends, in order (the
     #: recorder adds them to its bag, the nodes create their publishers)
     topic_types = ()
+    sensor = 0           # events.SENSOR_* of the channel's sensor
+    output_columns = None
 
     def __init__(self, vehicle):
         self.delay_s = vehicle.delay_s
         self.line = DelayLine(vehicle.delay_s, PHYSICS_HZ)
         self.timeline = vehicle.timeline      # the ROS times of the steps
+        self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns)
 
     def push(self, k, row, messages=(), extra=None):
         """Emit: ``row`` sampled at step ``k`` enters the line, with its
@@ -68,9 +77,12 @@ class _Channel:
         the timed row when it leaves), and ``extra``, given back with it."""
         self.line.push(k, (row, messages, extra))
 
-    def push_row(self, k, row):
-        """One sample's row, as a live node takes them one at a time."""
-        self.push(k, row)
+    def push_row(self, k, row, view=None):
+        """One sample's row, as a live node takes them one at a time (``view``:
+        the events' views at it, None: no event)."""
+        row = self.faults.row(row, view)
+        if row is not None:
+            self.push(k, row)
 
     def drain(self, k):
         """Drain: every sample delivered at step ``k`` or before (oldest first)."""
@@ -92,6 +104,7 @@ class _Channel:
     def reset(self):
         """Drop every waiting sample (the sensor starts again)."""
         self.line.reset()
+        self.faults.reset()
 
     def encode(self, row, k_sample):
         """The messages of a delivered row (none by default)."""
@@ -104,6 +117,7 @@ class GnssChannel(_Channel):
     topic_types = ((GNSS_TOPICS['fix'], 'sensor_msgs/msg/NavSatFix'),
               (GNSS_TOPICS['nmea'], 'std_msgs/msg/String'),
               (DIAGNOSTICS_TOPIC, 'diagnostic_msgs/msg/DiagnosticArray'))
+    sensor = SENSOR_GNSS
 
     def __init__(self, vehicle):
         super().__init__(vehicle)
@@ -112,12 +126,17 @@ class GnssChannel(_Channel):
         self.service = msg.navsat_service(vehicle.config)
         self.receiver = vehicle.gnss
 
-    def push_epochs(self, steps, antennas, records):
+    def push_epochs(self, steps, antennas, records, views=None):
         """The block kernel's epochs: the rows of the receiver's ``records`` at
-        ``steps``, each with its true antenna position as ``extra``."""
+        ``steps``, each with its true antenna position as ``extra`` (``views``:
+        the events' views at each, None: no event)."""
         antennas = np.asarray(antennas).tolist()
-        for k, antenna, record in zip(np.asarray(steps).tolist(), antennas, records):
-            self.push(k, self.receiver.row(k / PHYSICS_HZ, antenna, record), extra=antenna)
+        for i, (k, antenna, record) in enumerate(zip(np.asarray(steps).tolist(), antennas,
+                                                     records)):
+            row = self.faults.row(self.receiver.row(k / PHYSICS_HZ, antenna, record),
+                                  None if views is None else views[i])
+            if row is not None:
+                self.push(k, row, extra=antenna)
 
     def encode(self, row, k_sample):
         serialise = msg.TYPESTORE.serialize_cdr
@@ -148,6 +167,7 @@ class ImuChannel(_Channel):
     """The IMU's rows and ``imu/data_raw`` (see the module docstring)."""
 
     topic_types = ((IMU_TOPIC, 'sensor_msgs/msg/Imu'),)
+    sensor = SENSOR_IMU
 
     def __init__(self, vehicle):
         super().__init__(vehicle)
@@ -155,17 +175,20 @@ class ImuChannel(_Channel):
         self.batches = vehicle.batches
         self._one = None
 
-    def push_block(self, steps, values):
+    def push_block(self, steps, values, views=None):
         """The kernel's samples ``values`` (n, 6, unrounded) of ``steps``, encoded
-        a block at a time."""
+        a block at a time (``views``: the events' views at each, None: no event)."""
+        steps, values, names = self.faults.arrays(np.asarray(steps), values, views)
         rows, rounded = imu_rows(values)
-        steps = np.asarray(steps)
         encoded = self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
-        for k, row, data in zip(steps.tolist(), rows, encoded.messages()):
-            self.push(k, row, [(IMU_TOPIC, data)])
+        for k, row, data, active in zip(steps.tolist(), rows, encoded.messages(), names):
+            self.push(k, with_event_names(row, active), [(IMU_TOPIC, data)])
 
-    def push_row(self, k, row):
+    def push_row(self, k, row, view=None):
         """One sample's row (ImuModel.sample), encoded on its own."""
+        row = self.faults.row(row, view)
+        if row is None:
+            return
         if self._one is None:
             self._one = OneImuMessage(self.batches, self.frame)
         data = self._one.encode(self.timeline.ns(k),
@@ -201,7 +224,12 @@ class OneImuMessage:
 class InsChannel(_Channel):
     """The INS topics of a vehicle (see the module docstring).  Its delay
     line takes any row the driver pushes (the recorder: the few values its
-    report keeps)."""
+    report keeps).  :meth:`faulted` passes a block of epochs through the
+    dropout and freeze events (a freeze repeats the outputs, the truth
+    columns stay fresh)."""
+
+    sensor = SENSOR_INS
+    output_columns = P_N
 
     def __init__(self, vehicle):
         super().__init__(vehicle)
@@ -216,11 +244,25 @@ class InsChannel(_Channel):
         types.append((t.truth, 'nav_msgs/msg/Odometry'))
         self.topic_types = tuple(types)      # and /tf: the rig's, not the vehicle's
 
-    def encode_epochs(self, steps, results, tf=True):
+    def faulted(self, steps, results, views=None):
+        """The epochs ``results`` at ``steps`` as the INS puts them out: (steps,
+        results, names of the active events at each).  Pass them to
+        :meth:`encode_epochs` with ``truth`` the epochs as computed."""
+        return self.faults.arrays(np.asarray(steps), results, views)
+
+    def encode_epochs(self, steps, results, tf=True, truth=None):
         """Every INS output of the epochs ``results`` at ``steps``, as (topic,
         stamps [ns], Encoded) in publishing order: odometry, its TF on /tf
-        (with ``tf``), fix, IMU, velocity (if the vehicle has it), ground truth."""
+        (with ``tf``), fix, IMU, velocity (if the vehicle has it), ground truth
+        -- the last of ``truth`` = (steps, results) when given: the epochs as
+        computed, of which a dropout or freeze (:meth:`faulted`) leaves the
+        ground truth alone."""
         t_ns = self.timeline.ns_of_steps(steps)
-        return [(TF_TOPIC if kind == 'tf' else getattr(self.names, kind), t_ns, encoded)
-                for kind, encoded in self.batches.ins_topics(results, t_ns, self.names,
-                                                             self.prefix, tf)]
+        out = [(TF_TOPIC if kind == 'tf' else getattr(self.names, kind), t_ns, encoded)
+               for kind, encoded in self.batches.ins_topics(results, t_ns, self.names,
+                                                            self.prefix, tf)]
+        if truth is not None:
+            truth_ns = self.timeline.ns_of_steps(truth[0])
+            out[-1] = (self.names.truth, truth_ns, self.batches.ground_truth_odometry(
+                truth[1], truth_ns, UTM_FRAME, self.prefix + BASE_FRAME))
+        return out

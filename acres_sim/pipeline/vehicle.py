@@ -29,6 +29,7 @@ from acres_sim.config.scene import default_scene
 from acres_sim.config.sensor_records import vibration_switches
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import RigSimulation
+from acres_sim.core.events import VehicleEvents, no_events
 from acres_sim.core.physics import Fleet
 from acres_sim.core.routes import RouteFollower
 from acres_sim.core.vehicles import VehicleParams
@@ -76,6 +77,7 @@ class Vehicle:
     ins: Any
     batches: MessageBatches       # its block encoders
     vibration: VibrationSwitches  # its vibration sources (the config's vibration.* keys)
+    events: VehicleEvents         # its fault events (their clock is this process's own)
     channels: dict = field(default_factory=dict)   # sensor -> its channel (built sensors)
 
     def topic(self, name):
@@ -102,7 +104,8 @@ def vehicle_route(vehicle_name, route=None):
 
 
 def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, site=None,
-                  agent_index=None, frame_prefix='', namespace='', sensors=SENSORS) -> Vehicle:
+                  agent_index=None, frame_prefix='', namespace='', sensors=SENSORS,
+                  events=None) -> Vehicle:
     """The vehicle ``vehicle_name`` (a packaged vehicle model) with the resolved
     ``config``.
 
@@ -113,7 +116,9 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
     the obstacles its GNSS receiver sees (None: the packaged farmstead).
     ``site``: the shared georeference (None: the config's).  ``agent_index``:
     its noise streams (None: the config's ``agent.index``).  ``sensors``: the
-    models to build, of :data:`SENSORS`; each only if it is enabled."""
+    models to build, of :data:`SENSORS`; each only if it is enabled.
+    ``events``: its fault events (a core.events.VehicleEvents, e.g.
+    ``EventPlan.for_vehicle``; None: none), whose faults its models take."""
     unknown = set(sensors) - set(SENSORS)
     if unknown:
         raise ValueError(f'unknown sensors {sorted(unknown)}; known: {", ".join(SENSORS)}')
@@ -126,6 +131,10 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
             if 'gnss' in built else None)
     imu = imu_model(config, arms['imu'], index) if 'imu' in built else None
     ins = ins_model(config, arms['ins'], index, site) if 'ins' in built else None
+    events = no_events() if events is None else events
+    for model in (gnss, imu):
+        if model is not None:
+            model.effects = events.effects
     if motion is not None:
         route, follower, start_pose, parked = (motion.follower.route, motion.follower,
                                                tuple(motion.spawn), motion.parked)
@@ -145,7 +154,7 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
         topics=INS_TOPICS[vehicle_name], route=route,
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
-        batches=batches, vibration=vibration_switches(config))
+        batches=batches, vibration=vibration_switches(config), events=events)
     channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
     vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in SENSORS
                         if getattr(vehicle, sensor) is not None}
@@ -167,7 +176,8 @@ def rig_simulation(vehicles, steps, ground=None):
                   switches=[v.vibration for v in vehicles])
     sim = RigSimulation(fleet, [v.follower for v in vehicles], [v.imu for v in vehicles],
                         [v.ins for v in vehicles], [v.gnss for v in vehicles],
-                        first.arms['gnss'], first.rates, steps, first.site)
+                        first.arms['gnss'], first.rates, steps, first.site,
+                        events=[v.events for v in vehicles])
     for k, vehicle in enumerate(vehicles):
         sim.commands[k, 0] = float(vehicle.parked)     # parked: a standing (zero) command
     return sim

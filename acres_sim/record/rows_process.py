@@ -27,6 +27,7 @@ import traceback
 from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
+from acres_sim.pipeline.faults import with_event_names
 from acres_sim.pipeline.rows import timed_row
 from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
                                     ignore_interrupts, starting_child)
@@ -66,14 +67,18 @@ class _Agent:
         self.delay_s = delay_s
         self.line = DelayLine(delay_s, PHYSICS_HZ)   # the INS rows until their delivery
 
-    def block(self, k_end, ins_k, ins, truth_k, truth):
+    def block(self, k_end, ins_k, ins, truth_k, truth, ins_events=None, truth_events=None):
         rows = {}
         if self.ins is not None:
-            for k, o in zip(ins_k.tolist(), ins.tolist()):
+            for i, (k, o) in enumerate(zip(ins_k.tolist(), ins.tolist())):
                 rows[k] = ins_row(o, *self.spec)
-                self.line.push(k, rows[k])
-        for k, t in zip(truth_k.tolist(), truth.tolist()):
-            self.truth.write(truth_row(k, t, rows.get(k)), check_finite=False)  # checked arrays
+                self.line.push(k, rows[k] if ins_events is None else
+                               with_event_names(dict(rows[k]), ins_events[i]))
+        for i, (k, t) in enumerate(zip(truth_k.tolist(), truth.tolist())):
+            row = truth_row(k, t, rows.get(k))
+            if truth_events is not None:
+                with_event_names(row, truth_events[i])
+            self.truth.write(row, check_finite=False)  # checked arrays
         for release in self.line.drain(k_end - 1):
             self.ins.write(timed_row(release.item, release.sample_step,
                                      release.delivery_step / PHYSICS_HZ, self.delay_s),
@@ -98,7 +103,8 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
     to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
-    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth)])``, ``('close',)``.
+    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth, ins_events, truth_events)])``
+    (the names of the events active at each row, or None), ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
@@ -114,8 +120,8 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
                 frame = ('eof',)
             if frame[0] == 'block':
                 _, k_end, items = frame
-                for index, ins_k, ins, truth_k, truth in items:
-                    writers[index].block(k_end, ins_k, ins, truth_k, truth)
+                for index, *arrays in items:
+                    writers[index].block(k_end, *arrays)
                 continue
             for writer in writers:
                 writer.close()
@@ -173,9 +179,10 @@ class RowProcess:
                                                         args=(self,), exitpriority=10)
 
     def send_block(self, k_end, items):
-        """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth) with
-        the arrays of :class:`acres_sim.core.block.Block`; INS rows delivered
-        before step ``k_end`` are written now."""
+        """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth[,
+        ins_events, truth_events]) with the arrays of
+        :class:`acres_sim.core.block.Block` (and the names of the events active
+        at each row); INS rows delivered before step ``k_end`` are written now."""
         if self._error is not None:
             self._reported = True
             raise self._error

@@ -65,6 +65,7 @@ from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.models import site_georeference
+from acres_sim.pipeline.faults import ActiveIntervals
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
@@ -149,6 +150,7 @@ class _Agent:
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
     route_end_said: bool = False   # its route's end is in the log
+    intervals: object = None       # pipeline.faults.ActiveIntervals of its events
 
 
 class _Recording:
@@ -189,11 +191,13 @@ class _Recording:
             motion = motion._replace(parked=True)
         vehicle = build_vehicle(config, scenario_vehicle.model, motion=motion, scene=self.scene,
                                 site=self.site, frame_prefix=scenario_vehicle.frame_prefix,
-                                namespace=scenario_vehicle.namespace)
+                                namespace=scenario_vehicle.namespace,
+                                events=self.scenario.events.for_vehicle(scenario_vehicle.name))
         sim = rig_simulation([vehicle], self.steps,
                              ground=None if self.terrain is None else self.terrain.field)
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
-        return _Agent(k, scenario_vehicle.name, vehicle, sim, folder)
+        return _Agent(k, scenario_vehicle.name, vehicle, sim, folder,
+                      intervals=ActiveIntervals(vehicle.events))
 
     @property
     def step(self):
@@ -325,11 +329,11 @@ class _Recording:
         (at one time: /clock, then per agent its INS topics, then its deliveries)."""
         clock_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
         entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
+        rows = []
         for agent, block in zip(self.agents, blocks):
-            self._sample(agent, block, entries)
+            rows.append(self._sample(agent, block, entries))
             self._deliver(agent, k1, entries)
-        self.rows.send_block(k1, [(agent.index, b.ins_k, b.ins, b.truth_k, b.truth)
-                                  for agent, b in zip(self.agents, blocks)])
+        self.rows.send_block(k1, rows)
         for agent in self.agents:      # the rows on disk before the bag has their messages
             for file in agent.files.values():
                 file.flush()
@@ -338,20 +342,24 @@ class _Recording:
     def _sample(self, agent, b, entries):
         """The block's samples: the INS topics and the report's truth now, the
         GNSS and IMU rows into their channels' delay lines (the INS and truth
-        rows are the row writer's; the INS report items wait for their
-        delivery in the INS channel)."""
+        rows are the row writer's: returns its item of the block; the INS
+        report items wait for their delivery in the INS channel)."""
         for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
             if not np.isfinite(values).all():   # then their rows skip the search per line
                 raise FloatingPointError(f'agent {agent.index}: the {name} model gave a '
                                          'non-finite value in this second of the run')
         channels = agent.vehicle.channels
+        events = agent.vehicle.events
         ins_points = {}
+        ins_k, ins, ins_names = b.ins_k, b.ins, None
         if 'ins' in channels and len(b.ins_k):
-            self._ins_topics(agent, b, entries)
+            ins_k, ins, ins_names = channels['ins'].faulted(b.ins_k, b.ins,
+                                                            b.ins_ev if len(events) else None)
+            self._ins_topics(agent, ins_k, ins, entries, (b.ins_k, b.ins))
             # the rows themselves are the row writer's; the report keeps a few values
             variance = {'position_covariance': agent.vehicle.ins.position_variance}
-            for k, values in zip(b.ins_k.tolist(), b.ins[:, [P_INS, P_INS + 1, P_INS + 2,
-                                                             P_N, P_N + 1, P_N + 2]].tolist()):
+            for k, values in zip(ins_k.tolist(), ins[:, [P_INS, P_INS + 1, P_INS + 2,
+                                                         P_N, P_N + 1, P_N + 2]].tolist()):
                 channels['ins'].push(k, {'position_enu_m': values[:3], 'fix': variance,
                                          'truth': {'position_enu_m': values[3:]}})
             ins_points = dict(zip(b.ins_k.tolist(), b.ins[:, P_N:P_N + 3].tolist()))
@@ -359,10 +367,17 @@ class _Recording:
         for k, truth in zip(b.truth_k.tolist(), b.truth.tolist()):
             point = ins_points.get(k) or truth[T_P:T_P + 3]
             report.append({'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': point})
+        views = len(events) > 0
         if 'imu' in channels and len(b.imu_k):
-            channels['imu'].push_block(b.imu_k, b.imu)
+            channels['imu'].push_block(b.imu_k, b.imu, b.imu_ev if views else None)
         if 'gnss' in channels and len(b.gnss_k):
-            channels['gnss'].push_epochs(b.gnss_k, b.gnss_antenna, b.gnss)
+            channels['gnss'].push_epochs(b.gnss_k, b.gnss_antenna, b.gnss,
+                                         b.gnss_ev if views else None)
+        if not views:
+            return agent.index, ins_k, ins, b.truth_k, b.truth
+        agent.intervals.take(b.truth_ev)
+        truth_names = [events.active_names(view) for view in b.truth_ev]
+        return agent.index, ins_k, ins, b.truth_k, b.truth, ins_names, truth_names
 
     def _deliver(self, agent, k_end, entries):
         """Every sample delivered before step ``k_end``: its file row and topics
@@ -395,9 +410,11 @@ class _Recording:
                 if whens:
                     entries.append(_joined(topic, whens, datas))
 
-    def _ins_topics(self, agent, b, entries):
-        """The INS topics of every epoch of the block, at the sample time."""
-        for topic, t_ns, encoded in agent.vehicle.channels['ins'].encode_epochs(b.ins_k, b.ins):
+    def _ins_topics(self, agent, ins_k, ins, entries, truth):
+        """The INS topics of the epochs ``ins`` at ``ins_k`` (the ground truth of
+        ``truth``, the epochs as computed), at the sample time."""
+        channel = agent.vehicle.channels['ins']
+        for topic, t_ns, encoded in channel.encode_epochs(ins_k, ins, truth=truth):
             entries.append(_entry(agent.vehicle.topic(topic), t_ns, encoded))
 
     # -- the end --------------------------------------------------------------
@@ -501,6 +518,7 @@ class _Recording:
             'terrain_roughness_seed': self.terrain.roughness_seed if self.terrain else None,
             'real_time_factor': sim_s / max(self.wall_s, 1e-9),
             'options': self._options(),
+            'events': self.scenario.events.entries(),
             'vehicles': vehicles,
         }
         if len(vehicles) == 1:         # a one-vehicle run: its entry at the top, as before fleets
@@ -572,6 +590,7 @@ class _Recording:
             'vehicle': v.params._asdict(),
             'imu_bias_flu': _biases(v.imu),
             'config': dict(v.config.values),
+            'events': agent.intervals.entries(),
             'summary': summary,
         }
 

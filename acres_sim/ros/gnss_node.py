@@ -51,14 +51,15 @@ class GnssNode(SensorNode):
         self.receiver.reset()
         self.due.reset(0.0)
 
-    def on_step(self, k, truth, restart):
+    def on_step(self, k, truth, restart, view, teleported):
         t = k / PHYSICS_HZ
         if restart:
             self.due.reset(t)
         if not self.due.due(t):
             return ()
         antenna = point_at_lever_arm(truth.p, truth.R, self.antenna_arm)
-        record = self.receiver.epoch_records(np.array([t]), antenna.reshape(1, 3))[0]
+        record = self.receiver.epoch_records(np.array([t]), antenna.reshape(1, 3),
+                                             None if view is None else view[np.newaxis])[0]
         return (self.receiver.row(t, antenna, record),)
 
 

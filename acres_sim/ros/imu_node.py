@@ -37,12 +37,13 @@ class ImuNode(SensorNode):
         self.imu.reset()
         self.due.reset(0.0)
 
-    def on_step(self, k, truth, restart):
+    def on_step(self, k, truth, restart, view, teleported):
         t = k / PHYSICS_HZ
         if restart:
             self.due.reset(t)
-        self.imu.physics_step(truth)     # a step that does not follow restarts the differences
-        row = self.imu.sample(t, self.due.due(t))
+        # a step that does not follow, or a teleport, restarts the differences
+        self.imu.physics_step(truth, restart=teleported)
+        row = self.imu.sample(t, self.due.due(t), view)
         return () if row is None else (row,)
 
 

@@ -46,6 +46,7 @@ from nav_msgs.msg import Odometry
 from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
+from acres_sim.config.events import events_of_parameter
 from acres_sim.config.node_params import SENSOR_NODE_PARAMS
 from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.truth import PHYSICS_HZ, Truth
@@ -96,7 +97,9 @@ class SensorNode(Node):
                               f'{self.get_fully_qualified_name()}: nothing to simulate')
         # driven by the sim node: no route here; the node's namespace is the vehicle's
         self.vehicle = build_vehicle(self.config, own['vehicle'], scene=self.scene(),
-                                     frame_prefix=self.frame_prefix, sensors=(self.sensor,))
+                                     frame_prefix=self.frame_prefix, sensors=(self.sensor,),
+                                     events=events_of_parameter(own['events']))
+        self.events = self.vehicle.events     # their clock: advanced by the truth, step by step
         self.channel = self.vehicle.channels[self.sensor]
         self.timeline = self.vehicle.timeline   # the sim's: the rig gives all one start_utc
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
@@ -137,8 +140,11 @@ class SensorNode(Node):
     def reset_model(self):
         raise NotImplementedError
 
-    def on_step(self, k, truth, restart):
-        """Take the truth of step k; return [row, ...] sampled at k."""
+    def on_step(self, k, truth, restart, view, teleported):
+        """Take the truth of step k (``restart``: the sensor starts again here;
+        ``view``: the events' views at k, None without events; ``teleported``:
+        a teleport event put the vehicle where it is at k); return [row, ...]
+        sampled at k."""
         raise NotImplementedError
 
     def deliver(self, delivery):
@@ -181,6 +187,7 @@ class SensorNode(Node):
                 throttle_duration_sec=LOG_THROTTLE_S)
             self.reset_model()
             self.channel.reset()
+            self.events.reset()
             self.counts['restarts'] += 1
             self.output.started(k)
             restart = True
@@ -202,8 +209,12 @@ class SensorNode(Node):
             restart = True
         self.last_step = k
         truth = self._truth(k, data)
-        for row in self.on_step(k, truth, restart):
-            self.channel.push_row(k, row)
+        view, teleported = None, False
+        if len(self.events):      # as the block kernel: a teleport, then the clock takes p
+            teleported = self.events.teleports_at(k / PHYSICS_HZ)
+            view = self.events.take(k / PHYSICS_HZ, truth.p)
+        for row in self.on_step(k, truth, restart, view, teleported):
+            self.channel.push_row(k, row, view)
         for delivery in self.channel.drain(k):
             self.deliver(delivery)
             self.counts['published'] += 1

@@ -51,6 +51,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
+from acres_sim.config.events import events_of_parameter
 from acres_sim.config.node_params import AGENT_NAMES, AGENT_PARAMS, SIM_PARAMS
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.command import check_command
@@ -107,7 +108,8 @@ class _Agent:
         # the sim node simulates the physics and the INS; the sensor nodes the rest
         self.build = lambda: build_vehicle(
             config, own['vehicle'], motion=vehicle_motion(self.drive, params, site), site=site,
-            frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',))
+            frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',),
+            events=events_of_parameter(own['events'], f'agents.{name}.events'))
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
                                   int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)),
@@ -547,10 +549,15 @@ class SimNode(Node):
         if agent.ins_channel is None or not len(b.ins_k):
             return truth, ins_at
         tf = self.publish_tf and self.tf.dynamic is not None
-        split = [(self.tf.dynamic if topic == TF_TOPIC else agent.pubs[topic], encoded.messages())
-                 for topic, _t_ns, encoded in agent.ins_channel.encode_epochs(b.ins_k, b.ins, tf)]
-        for i, k in enumerate(b.ins_k.tolist()):
-            ins_at[k] = [(pub, messages[i]) for pub, messages in split]
+        events = vehicle.events
+        steps, results, _names = agent.ins_channel.faulted(b.ins_k, b.ins,
+                                                           b.ins_ev if len(events) else None)
+        step_of = dict(zip(self.timeline.ns_of_steps(b.ins_k).tolist(), b.ins_k.tolist()))
+        for topic, t_ns, encoded in agent.ins_channel.encode_epochs(steps, results, tf,
+                                                                    (b.ins_k, b.ins)):
+            pub = self.tf.dynamic if topic == TF_TOPIC else agent.pubs[topic]
+            for ns, data in zip(t_ns.tolist(), encoded.messages()):
+                ins_at.setdefault(step_of[ns], []).append((pub, data))
         return truth, ins_at
 
 
