@@ -100,7 +100,8 @@ def _record(args, stop):
                          repeat=args.repeat or None, scene=args.scene, terrain=args.terrain,
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
-                         site_file=args.opt_site, overlay_file=args.opt_vehicle_config)
+                         site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
+                         events=tuple(args.events))
     _print_notice(rig_config_notice(args.rig, options))
     progress = not args.no_progress and sys.stderr.isatty()
     out = Path(args.out)
@@ -182,7 +183,7 @@ def cmd_up(args):
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
                          site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
-                         sim=sim, network=args.network,
+                         events=tuple(args.events), sim=sim, network=args.network,
                          namespace=args.namespace)
     nodes = rig_nodes(args.rig, options)
     network = network_environment(args.network)[1]
@@ -544,6 +545,10 @@ def _add_terrain(parser):
     parser.add_argument('--terrain', metavar='flat|NAME|FILE',
                         help='ground under the wheels: flat (the plane), a packaged terrain '
                              '(acre) or a terrain file (default: the scenario\'s, else flat)')
+    parser.add_argument('--event', metavar='YAML', dest='events', action='append', default=[],
+                        help="add a fault event to the scenario's, written as in its events: "
+                             "list, e.g. '{type: fix_cap, state: dgps, start_s: 60, "
+                             "duration_s: 30}'; repeatable (docs/events.md)")
 
 
 def _add_laps(parser):

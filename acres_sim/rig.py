@@ -31,6 +31,7 @@ from typing import Optional
 
 from acres_sim.config.loader import config_dir, packaged_notice
 from acres_sim.config.node_params import FAST_OUTPUT_DEPTH, OUTPUT_DEPTH, SIM_PARAMS, sim_param
+from acres_sim.config.events import parse_event, read_events
 from acres_sim.config.scenario import (MAX_AGENTS, NAMESPACE_PATTERN, Scenario, node_parameters,
                                        packaged_names, read_scenario, resolve_scenario, run_site,
                                        vehicle_config)
@@ -92,6 +93,7 @@ class RigOptions:
     overlay_file: Optional[str] = None   # instead of each vehicle's packaged overlay
     sim: dict = field(default_factory=dict)    # other sim node parameters (SIM_PARAMS)
     network: str = 'loopback'            # 'lan': DDS discovery beyond this machine (network.py)
+    events: tuple = ()                   # fault events added (YAML texts, as --event gives them)
     namespace: str = ''                  # of the whole rig; each vehicle's nests below it
 
 
@@ -189,8 +191,14 @@ def _resolved(rig, options):
     options' copies, routes and laps applied."""
     scenario = rig if isinstance(rig, Scenario) else read_scenario(rig)
     site = run_site(options.site_file or scenario.site, options.config_file)
-    return resolve_scenario(scenario, site, options.agents, options.route, options.laps,
-                            options.repeat)
+    scenario = resolve_scenario(scenario, site, options.agents, options.route, options.laps,
+                                options.repeat)
+    if options.events:
+        entries = [entry for text in options.events for entry in parse_event(text)]
+        plan = read_events(entries, None, 'command line', [v.name for v in scenario.vehicles],
+                           plan=scenario.events)
+        scenario = replace(scenario, events=plan)
+    return scenario
 
 
 @dataclass(frozen=True)

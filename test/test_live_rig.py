@@ -108,7 +108,7 @@ def run_live_and_headless(ros_child, tmp_path, topics, seconds, up, request):
     probe.spin_until(lambda: all(probe.publishers(t) for t in sensors), DISCOVERY_TIMEOUT,
                      'the sensor nodes', child)
     probe.add({t: message_type(m) for t, m in topics.items() if t not in sensors},
-              transient={'/tf_static'})
+              transient={'/tf_static', '/events/log'})
     code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
     assert code == 0, output
     record(RecordRequest(request['rig'], tmp_path / 'rec',
@@ -172,6 +172,53 @@ def test_on_the_acre_terrain_with_vibration_live_equals_the_headless_recorder(
     assert_same_messages(live, bag, topics)
     episode = json.loads((tmp_path / 'rec' / 'episode.json').read_text())
     assert episode['terrain'] == 'acre' and episode['terrain_roughness_seed'] == 7
+
+
+EVENTS_SCENARIO = '''
+duration_s: 24
+vehicles: [{name: polaris, model: polaris}]
+zones:
+  origin: {center: [0, 0], radius_m: 6}
+events:
+  - {type: multipath, start_zone: {center: [0, 0], radius_m: 5000}, reflector_index: 0.3}
+  - {type: imu_bias, start_s: 3, duration_s: 3, accel_mps2: [0.2, 0, 0], gyro_radps: [0, 0, 0.01]}
+  - {type: jamming, start_s: 5, end_s: 7, j_over_s_db: 25}
+  - {type: freeze, sensors: [imu, gnss], start_s: 7, end_s: 8}
+  - {type: dropout, sensors: [ins, gnss], start_s: 9, end_s: 10}
+  - {type: gnss_denial, start_s: 11, end_s: 13, azimuth_deg: [180, 360], below_elevation_deg: 40}
+  - {type: corrections, start_s: 12, duration_s: 6, latency_s: 2.0, baseline_km: 20}
+  - {type: glitch, start_s: 14, offset_enu_m: [2, 0, 0], drift_enu_mps: [0.1, 0, 0]}
+  - {type: fix_cap, state: dgps, start_s: 15, end_s: 17}
+  - {type: imu_saturation, start_s: 16, end_s: 19, accel_mps2: 2.0}
+  - {type: teleport, start_s: 18, east_m: 0, north_m: 0, heading_deg: 90}
+  - {type: imu_scale, zone: origin, accel: [1.1, 1.1, 1.1]}
+  - {type: stop, start_s: 20, end_s: 22}
+'''
+
+
+def test_a_scenario_of_fault_events_live_equals_the_headless_recorder(
+        ros_context, ros_child, tmp_path):
+    """Every kind of event on a timeline (and two on zones): the sim node and the
+    sensor nodes each run the vehicle's event clock on the truth they have, and
+    publish the bytes of the recorder's bag -- the faulted outputs, the event
+    log and the event statuses on /diagnostics."""
+    scenario = tmp_path / 'faults.yaml'
+    scenario.write_text(EVENTS_SCENARIO)
+    topics = {**POLARIS_TOPICS, '/events/log': 'std_msgs/msg/String'}
+    live, bag = run_live_and_headless(ros_child, tmp_path, topics, 24,
+                                      ('--rig', str(scenario)), {'rig': str(scenario)})
+    split_diagnostics(live, bag, topics, ('gnss_receiver', 'events'))
+    assert_same_messages(live, bag, topics)
+    from std_msgs.msg import String
+    from rclpy.serialization import deserialize_message
+
+    log = [json.loads(deserialize_message(m, String).data) for m in bag['/events/log']]
+    assert [entry['log'] for entry in log] == ['scenario']
+    assert len(log[0]['events']) == 13
+    assert len(bag['events']) == 25                      # t = 0 .. 24 s, once a second
+    rows = [json.loads(line) for line in (tmp_path / 'rec' / 'gnss.jsonl').open()]
+    assert {'freeze_3', 'dropout_4'} - {n for r in rows for n in r.get('events', [])} == \
+        {'dropout_4'}                                     # no GNSS row in its dropout
 
 
 MIXED_VEHICLES = {'polaris': 'polaris', 'maxxum1': 'maxxum', 'maxxum2': 'maxxum'}

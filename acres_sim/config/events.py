@@ -206,6 +206,7 @@ class EventPlan:
 
     events: tuple = ()
     zones: tuple = ()
+    zone_names: tuple = ()      # (name, index in zones) of the named ones
 
     def __bool__(self):
         return bool(self.events)
@@ -254,10 +255,6 @@ class EventPlan:
             if not entries:
                 return ''
         return json.dumps({'events': entries}, sort_keys=True)
-
-    def with_event(self, spec, zones) -> 'EventPlan':
-        """This plan and one more event (``zones``: the plan's zones then its own)."""
-        return EventPlan(self.events + (spec,), tuple(zones))
 
 
 def no_plan() -> EventPlan:
@@ -343,9 +340,9 @@ def _zone(value, item, source) -> dict:
 class _Zones:
     """The zones of a plan while it is read: named ones and inline ones."""
 
-    def __init__(self, named, source, given=()):
+    def __init__(self, named, source, given=(), given_names=()):
         self.items = list(given)
-        self.names = {}
+        self.names = dict(given_names)
         if named is None:
             return
         if not isinstance(named, dict):
@@ -473,7 +470,7 @@ def read_events(events, zones=None, source=None, vehicle_names=None,
     vehicles (None: not checked).  With ``plan``, the events are added to it
     (its zones kept, names unique across both)."""
     base = plan or no_plan()
-    table = _Zones(zones, source, base.zones)
+    table = _Zones(zones, source, base.zones, base.zone_names)
     if events is None:
         events = []
     if not isinstance(events, list):
@@ -491,7 +488,7 @@ def read_events(events, zones=None, source=None, vehicle_names=None,
                               'a name of its own', source)
         names.add(spec.name)
         specs.append(spec)
-    return EventPlan(tuple(specs), tuple(table.items))
+    return EventPlan(tuple(specs), tuple(table.items), tuple(table.names.items()))
 
 
 def events_of_parameter(text, name='events') -> ev.VehicleEvents:

@@ -35,7 +35,8 @@ from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector
 
 __all__ = [
     'FIX_STATUS', 'MIN_VARIANCE', 'SERVICE_GNSS', 'TYPESTORE',
-    'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'ground_truth_odometry', 'header',
+    'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'event_status',
+    'ground_truth_odometry', 'header',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
     'ins_velocity', 'model_variance', 'navsat_fix_from_gnss_row', 'navsat_service',
     'nmea_string', 'stamp', 'tf_message',
@@ -243,13 +244,29 @@ def diagnostics_from_gnss_row(row: dict, stamp_ns: int, name: str, hardware_id: 
     level OK in rtk_fixed, WARN in rtk_float, dgps and single, ERROR in no_fix;
     message the solution label; key/values fix type, satellites, DOPs,
     multipath, correction age, lock / convergence / time-to-fix ('n/a' when
-    null), horizontal σ."""
+    null), horizontal σ; and the fault events at work, when there are any."""
     fix_type = row.get('fix_type', 'no_fix')
     values = [KeyValue(key=k, value=_fmt(row.get(k))) for k in _DIAG_KEYS if k in row]
+    message = str(row.get('solution', fix_type))
+    if row.get('events'):          # the fault events at work (none: the key is absent)
+        values.append(KeyValue(key='events', value=', '.join(row['events'])))
+        message += f' (events: {", ".join(row["events"])})'
     status = DiagnosticStatus(
         level=int(_LEVEL_BY_FIX[fix_type]),
-        name=str(name), message=str(row.get('solution', fix_type)),
+        name=str(name), message=message,
         hardware_id=str(hardware_id), values=values)
+    return DiagnosticArray(header=header(stamp_ns, ''), status=[status])
+
+
+def event_status(names, active, stamp_ns: int, name: str):
+    """diagnostic_msgs/DiagnosticArray of a vehicle's fault events: level WARN
+    while any is active, else OK; the message names the active ones; one
+    key/value per event (active or inactive)."""
+    values = [KeyValue(key=str(n), value='active' if n in active else 'inactive') for n in names]
+    status = DiagnosticStatus(
+        level=int(DiagnosticStatus.WARN if active else DiagnosticStatus.OK), name=str(name),
+        message=('active: ' + ', '.join(active)) if active else 'no event active',
+        hardware_id='', values=values)
     return DiagnosticArray(header=header(stamp_ns, ''), status=[status])
 
 

@@ -65,6 +65,7 @@ from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.models import site_georeference
+from acres_sim.pipeline.event_topics import EVENT_LOG_TOPIC, EventStatus, scenario_entry
 from acres_sim.pipeline.faults import ActiveIntervals
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
@@ -151,6 +152,7 @@ class _Agent:
     fix_counts_with_position: int = 0
     route_end_said: bool = False   # its route's end is in the log
     intervals: object = None       # pipeline.faults.ActiveIntervals of its events
+    status: object = None          # pipeline.event_topics.EventStatus of its events
 
 
 class _Recording:
@@ -197,7 +199,7 @@ class _Recording:
                              ground=None if self.terrain is None else self.terrain.field)
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder,
-                      intervals=ActiveIntervals(vehicle.events))
+                      intervals=ActiveIntervals(vehicle.events), status=EventStatus(vehicle))
 
     @property
     def step(self):
@@ -250,6 +252,8 @@ class _Recording:
         self.bag.add_topic('/tf', 'tf2_msgs/msg/TFMessage')
         self.bag.add_topic('/tf_static', 'tf2_msgs/msg/TFMessage', qos='static')
         self.bag.add_topic('/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray')
+        if self.scenario.events:
+            self.bag.add_topic('/' + EVENT_LOG_TOPIC, 'std_msgs/msg/String', qos='static')
         for agent in self.agents:
             vehicle = agent.vehicle
             for name in ('ins', 'gnss', 'imu'):
@@ -261,6 +265,11 @@ class _Recording:
     def _static_tf(self):
         self.bag.write('/tf_static', self.timeline.t0_ns,
                        static_tf([agent.vehicle for agent in self.agents]))
+        for agent in self.agents:    # the event log: the scenario's events, at the start
+            text = self.scenario.events.to_json(agent.name)
+            if text:
+                self.bag.write_raw('/' + EVENT_LOG_TOPIC, self.timeline.t0_ns,
+                                   scenario_entry(agent.name, text))
 
     # -- the loop -------------------------------------------------------------
 
@@ -376,6 +385,10 @@ class _Recording:
         if not views:
             return agent.index, ins_k, ins, b.truth_k, b.truth
         agent.intervals.take(b.truth_ev)
+        status = agent.status.messages(b.truth_k, b.truth_ev)
+        if status:
+            entries.append(_joined('/diagnostics', [self.timeline.ns(k) for k, _ in status],
+                                   [data for _, data in status]))
         truth_names = [events.active_names(view) for view in b.truth_ev]
         return agent.index, ins_k, ins, b.truth_k, b.truth, ins_names, truth_names
 

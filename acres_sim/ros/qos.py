@@ -2,8 +2,8 @@
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-__all__ = ['COMMAND_QOS', 'OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS', 'TRUTH_DEPTH', 'TRUTH_QOS',
-           'with_depth']
+__all__ = ['COMMAND_QOS', 'EVENT_LOG_QOS', 'OUTPUT_QOS', 'STATIC_TF_QOS', 'TF_QOS',
+           'TRUTH_DEPTH', 'TRUTH_QOS', 'with_depth']
 
 # Outputs: reliable, volatile, depth 10 (REP-2003): reliable and best-effort
 # subscribers both match.
@@ -20,6 +20,10 @@ TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE)
 STATIC_TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                           reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# The event log: every entry kept for late subscribers (a bag recorder started later).
+EVENT_LOG_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
                            reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # The truth stream for the sensor nodes: reliable and 10 s of physics steps

@@ -47,8 +47,9 @@ from rclpy.node import Node
 
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
+from diagnostic_msgs.msg import DiagnosticArray
 from rosgraph_msgs.msg import Clock
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.events import events_of_parameter
@@ -57,7 +58,8 @@ from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.command import check_command
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.channels import TF_TOPIC
+from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC, TF_TOPIC
+from acres_sim.pipeline.event_topics import EVENT_LOG_TOPIC, EventStatus, scenario_entry
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
@@ -70,7 +72,8 @@ from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_sim
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
-from acres_sim.ros.qos import COMMAND_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS, with_depth
+from acres_sim.ros.qos import (COMMAND_QOS, EVENT_LOG_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS,
+                               with_depth)
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
@@ -110,11 +113,13 @@ class _Agent:
             config, own['vehicle'], motion=vehicle_motion(self.drive, params, site), site=site,
             frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',),
             events=events_of_parameter(own['events'], f'agents.{name}.events'))
+        self.events_json = own['events']
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
                                   int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)),
                                   ground=node.ground)
         self.ins_channel = self.vehicle.channels.get('ins')
+        self.status = EventStatus(self.vehicle)
         self.sensors_expected = int(config['gnss.enabled']) + int(config['imu.enabled'])
         self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS)
         self.pubs = {}                # INS topic -> publisher
@@ -174,6 +179,12 @@ class SimNode(Node):
                     f'{self.agents[0].vehicle.config["gnss.datum.start_utc"]!r}: one rig has one '
                     'start time')
         self.clock_pub = self.create_publisher(Clock, '/clock', self.output_qos)
+        # the fault events: their log (the scenario's, at the start) and statuses
+        self.event_log_pub = self.diagnostics_pub = None
+        if any(len(agent.vehicle.events) for agent in self.agents):
+            self.event_log_pub = self.create_publisher(String, EVENT_LOG_TOPIC, EVENT_LOG_QOS)
+            self.diagnostics_pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
+                                                         self.output_qos)
         # /tf carries every vehicle's pose: a history as long in time as each INS topic's
         self.tf = TfPublishers(self, own['output_depth'] * len(self.agents))
         # node name -> (agent, last step taken (< 0: ready, none yet), when it last moved)
@@ -280,6 +291,9 @@ class SimNode(Node):
         data = msg.TYPESTORE.serialize_cdr(static_tf([agent.vehicle for agent in self.agents]),
                                            'tf2_msgs/msg/TFMessage')
         self.tf.publish_static(bytes(data))
+        for agent in self.agents:       # and the event log's start: the scenario's events
+            if agent.events_json:
+                self.event_log_pub.publish(scenario_entry(agent.name, agent.events_json))
 
     def wait_for_sensors(self, executor, stop):
         """Before step 0, until every vehicle's sensor nodes are ready (both
@@ -542,10 +556,13 @@ class SimNode(Node):
         return text
 
     def _encode(self, agent, b, t_ns):
-        """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS)."""
+        """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS
+        and the vehicle's event status)."""
         vehicle = agent.vehicle
         truth = vehicle.batches.physics_truth(b.states, t_ns, vehicle.frame_prefix).messages()
         ins_at = {}
+        for k, data in agent.status.messages(b.truth_k, b.truth_ev):
+            ins_at[k] = [(self.diagnostics_pub, data)]
         if agent.ins_channel is None or not len(b.ins_k):
             return truth, ins_at
         tf = self.publish_tf and self.tf.dynamic is not None
