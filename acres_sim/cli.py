@@ -92,6 +92,7 @@ def cmd_record(args):
 def _record(args, stop):
     from acres_sim.record.child import WriterProcessError
     from acres_sim.record.output import OutputError
+    from acres_sim.record.event_log import read_event_log
     from acres_sim.record.runner import RecordingFailed, RecordingStopped, RecordRequest, record
     from acres_sim.rig import RigOptions, rig_config_notice
 
@@ -101,7 +102,9 @@ def _record(args, stop):
                          duration_s=args.duration, overrides=overrides_from_args(args),
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
                          site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
-                         events=tuple(args.events))
+                         events=tuple(args.events),
+                         event_log=tuple(read_event_log(args.events_from))
+                         if args.events_from else ())
     _print_notice(rig_config_notice(args.rig, options))
     progress = not args.no_progress and sys.stderr.isatty()
     out = Path(args.out)
@@ -155,6 +158,35 @@ def cmd_bag_repair(args):
     print(f'{repaired.path}: repaired ({repaired.damaged}): {repaired.messages} messages on '
           f'{repaired.topics} topics, up to {_utc_of_ns(repaired.end_ns)} (ROS time); the '
           'damaged file is kept as *.mcap.damaged')
+    return 0
+
+
+def cmd_inject(args):
+    from acres_sim.config.events import parse_event
+    from acres_sim.inject import InjectFailed, InjectRefused, inject_event
+    from acres_sim.network import network_environment
+
+    event = None
+    if args.event is not None:
+        events = parse_event(args.event)
+        if len(events) != 1:
+            raise ConfigError(f'--event {args.event!r}: one event at a time')
+        event = events[0]
+    os.environ.update(network_environment('loopback')[0])
+    try:
+        entry = inject_event(event, args.clear, args.namespace, args.timeout)
+    except InjectRefused as err:
+        print(f'acres-sim: refused: {err}', file=sys.stderr)
+        return 2
+    except InjectFailed as err:
+        print(f'acres-sim: error: {err}', file=sys.stderr)
+        return 1
+    if entry['log'] == 'inject':
+        e = entry['event']
+        print(f"injected {e['name']} ({e['type']}) for {', '.join(e['vehicles'])} "
+              f"from {e['start_s']:g} s (step {entry['step']})")
+    else:
+        print(f"cleared {entry['name']} from step {entry['step']}")
     return 0
 
 
@@ -448,9 +480,25 @@ def build_parser():
     _add_terrain(rec)
     rec.add_argument('--parked', action='store_true',
                      help='no route follower: the vehicles stay where they spawn')
+    rec.add_argument('--events-from', metavar='BAG|FILE', dest='events_from',
+                     help="repeat a live run: the injected events of its event log (a bag "
+                          "of it, or the JSON lines of the log), with the same scenario")
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
     add_config_arguments(rec, vehicle_choice=False)
     rec.set_defaults(run=cmd_record)
+
+    inj = commands.add_parser('inject', help='inject a fault event into the running rig, or '
+                                             'clear one (docs/events.md)')
+    what = inj.add_mutually_exclusive_group(required=True)
+    what.add_argument('--event', metavar='YAML',
+                      help="the event, as in a scenario's events: list, e.g. '{type: "
+                           "gnss_denial, duration_s: 30}' (from now, or from its start_s)")
+    what.add_argument('--clear', metavar='NAME', help='end the event NAME now, for good')
+    inj.add_argument('--namespace', default='', metavar='NS',
+                     help="the rig's namespace (default: none)")
+    inj.add_argument('--timeout', type=float, default=10.0, metavar='S',
+                     help='wait this long for the sim node\'s answer (default %(default)s)')
+    inj.set_defaults(run=cmd_inject)
 
     bag = commands.add_parser('bag', help='work on a recorded bag')
     bag_commands = bag.add_subparsers(dest='bag_command', metavar='ACTION', required=True)

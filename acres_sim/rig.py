@@ -31,7 +31,7 @@ from typing import Optional
 
 from acres_sim.config.loader import config_dir, packaged_notice
 from acres_sim.config.node_params import FAST_OUTPUT_DEPTH, OUTPUT_DEPTH, SIM_PARAMS, sim_param
-from acres_sim.config.events import parse_event, read_events
+from acres_sim.config.events import parse_event, read_events, replay
 from acres_sim.config.scenario import (MAX_AGENTS, NAMESPACE_PATTERN, Scenario, node_parameters,
                                        packaged_names, read_scenario, resolve_scenario, run_site,
                                        vehicle_config)
@@ -94,6 +94,7 @@ class RigOptions:
     sim: dict = field(default_factory=dict)    # other sim node parameters (SIM_PARAMS)
     network: str = 'loopback'            # 'lan': DDS discovery beyond this machine (network.py)
     events: tuple = ()                   # fault events added (YAML texts, as --event gives them)
+    event_log: tuple = ()                # a live run's event log to repeat (its entries)
     namespace: str = ''                  # of the whole rig; each vehicle's nests below it
 
 
@@ -198,6 +199,9 @@ def _resolved(rig, options):
         plan = read_events(entries, None, 'command line', [v.name for v in scenario.vehicles],
                            plan=scenario.events)
         scenario = replace(scenario, events=plan)
+    if options.event_log:
+        scenario = replace(scenario, events=replay(
+            scenario.events, options.event_log, [v.name for v in scenario.vehicles], 'event log'))
     return scenario
 
 

@@ -221,6 +221,80 @@ def test_a_scenario_of_fault_events_live_equals_the_headless_recorder(
         {'dropout_4'}                                     # no GNSS row in its dropout
 
 
+def test_events_injected_into_the_live_rig_are_logged_and_repeat_headless_bit_for_bit(
+        ros_context, ros_child, tmp_path):
+    """acres-sim inject while the rig runs: accepted events take effect at the
+    next step the sim computes, a bad one is refused with one line and changes
+    nothing, a clear ends one; the recorder run from the live event log
+    (--events-from) gives the live bytes on every topic."""
+    from rclpy.serialization import deserialize_message
+    from rosgraph_msgs.msg import Clock
+    from std_msgs.msg import String
+
+    from acres_sim.record.runner import RecordRequest, record
+    from acres_sim.rig import RigOptions
+    import rclpy
+
+    seconds = 40
+    topics = {**POLARIS_TOPICS, '/events/log': 'std_msgs/msg/String'}
+    node = rclpy.create_node('injection_probe')
+    sensors = [t for t in topics if t.endswith(SENSOR_TOPICS)]
+    probe = Probe(node, {t: message_type(topics[t]) for t in sensors}, report_progress=True)
+    child = ros_child(up_args('--rig', 'polaris', '--duration', str(seconds), '--rtf', '0',
+                              '--wait-for-subscribers', '1', '--start-timeout', '120'))
+    probe.spin_until(lambda: all(probe.publishers(t) for t in sensors), DISCOVERY_TIMEOUT,
+                     'the sensor nodes', child)
+    probe.add({t: message_type(m) for t, m in topics.items() if t not in sensors},
+              transient={'/tf_static', '/events/log'})
+
+    def sim_time():
+        last = probe.last('/clock', Clock)
+        return 0.0 if last is None else last.clock.sec + last.clock.nanosec * 1e-9 - T0
+
+    first = None
+    while first is None:
+        probe.spin_for(0.05)
+        clock = probe.last('/clock', Clock)
+        first = None if clock is None else clock.clock.sec + clock.clock.nanosec * 1e-9
+    T0 = first
+    answers = []
+    for request in (["--event", "{type: fix_cap, state: dgps, duration_s: 6}"],
+                    ["--event", "{type: imu_bias, name: bias, accel_mps2: [0.3, 0, 0]}"],
+                    ["--event", "{type: smoke}"],
+                    ["--event", "{type: glitch, offset_enu_m: [3, 0, 0], start_s: 30}"],
+                    ["--clear", "bias"]):
+        probe.spin_until(lambda: sim_time() > 4.0 * (len(answers) + 1), 120, 'sim time', child)
+        # the probe reports its progress: while it waits here the sim holds at most 5 s
+        # ahead, taking requests meanwhile
+        inject = ros_child(['-m', 'acres_sim.cli', 'inject', *request, '--timeout', '60'])
+        inject.process.wait(timeout=90)
+        answers.append((inject.process.returncode, inject.stop()))
+    code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
+    assert code == 0, output
+    assert [a[0] for a in answers] == [0, 0, 2, 0, 0], answers
+    assert 'refused: ' in answers[2][1] and 'smoke' in answers[2][1]
+    assert len(answers[2][1].strip().splitlines()) == 1
+    live = dict(probe.got)
+    log = [json.loads(deserialize_message(m, String).data) for m in live['/events/log']]
+    assert [e['log'] for e in log] == ['inject', 'inject', 'refused', 'inject', 'clear']
+    steps = [e['step'] for e in log]
+    assert steps == sorted(steps) and 0 < steps[0]
+    assert log[0]['event']['start_s'] == steps[0] / 120 and log[3]['event']['start_s'] == 30.0
+    (tmp_path / 'events.jsonl').write_text(''.join(json.dumps(e) + '\n' for e in log))
+    from acres_sim.record.event_log import read_event_log
+
+    record(RecordRequest('polaris', tmp_path / 'rec', RigOptions(
+        duration_s=float(seconds), event_log=tuple(read_event_log(tmp_path / 'events.jsonl'))),
+        progress=False))
+    bag = bag_messages(tmp_path / 'rec')
+    split_diagnostics(live, bag, topics, ('gnss_receiver', 'events'))
+    assert_same_messages(live, bag, topics)
+    rows = [json.loads(line) for line in (tmp_path / 'rec' / 'gnss.jsonl').open()]
+    capped = [r for r in rows if 'fix_cap_0' in r.get('events', [])]
+    assert capped and all(r['fix_type'] in ('no_fix', 'single', 'dgps') for r in capped)
+    assert capped[0]['sample_time_s'] >= steps[0] / 120
+
+
 MIXED_VEHICLES = {'polaris': 'polaris', 'maxxum1': 'maxxum', 'maxxum2': 'maxxum'}
 
 

@@ -33,7 +33,7 @@ A ``teleport`` happens once at its ``start_s``.  A vehicle is in a zone when
 its chassis origin is.  Every mistake is one ConfigError naming the item.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import json
 import math
 from typing import NamedTuple, Optional
@@ -49,7 +49,8 @@ from acres_sim.core.zones import make_zones
 from acres_sim.core.truth import PHYSICS_HZ
 
 __all__ = ['EVENT_KEYS', 'EVENT_TYPES', 'EventPlan', 'EventSpec', 'MAX_EVENTS', 'TYPE_KEYS',
-           'ZONE_KEYS', 'events_of_parameter', 'no_plan', 'parse_event', 'read_events']
+           'ZONE_KEYS', 'clear', 'events_of_parameter', 'inject', 'no_plan', 'parse_event',
+           'read_events', 'replay']
 
 MAX_EVENTS = 1000
 MAX_ZONES = 1000
@@ -81,6 +82,9 @@ EVENT_KEYS = _table(
         pattern=NON_BLANK, pattern_words='a zone name or an inline zone'),
     Key('end_zone', 'str', None, 'Ends when the vehicle leaves this zone.', pattern=NON_BLANK,
         pattern_words='a zone name or an inline zone'),
+    Key('cleared_s', 'float', None, 'Sim time from which it is never active (an event '
+        'cleared at runtime, as episode.json and the event log say).', 's', low=0.0,
+        high=TIME_LIMIT_S),
 )
 _TIMING = ('start_s', 'end_s', 'duration_s', 'zone', 'start_zone', 'end_zone')
 
@@ -177,6 +181,7 @@ class EventSpec(NamedTuple):
     start: tuple
     end: tuple
     params: dict
+    cleared_s: Optional[float] = None     # cleared at runtime from this sim time on
 
     def applies_to(self, vehicle) -> bool:
         return self.vehicles is None or vehicle in self.vehicles
@@ -196,6 +201,8 @@ class EventSpec(NamedTuple):
         elif kind == 'leave':
             out['end_zone'] = zones[value]
         out.update(self.params)
+        if self.cleared_s is not None:
+            out['cleared_s'] = self.cleared_s
         return out
 
 
@@ -223,8 +230,11 @@ class EventPlan:
                         'never': NEVER}[e.end[0]]
             rows.append((start_kind, start, end_kind, e.end[1]))
             effects.append((EVENT_TYPES.index(e.type), _params(e.type, e.params)))
-        return ev.VehicleEvents(make_event_times(rows, len(self.zones)),
-                                make_zones(self._core_zones()), ev.make_effects(effects),
+        times = make_event_times(rows, len(self.zones))
+        for i, e in enumerate(mine):
+            if e.cleared_s is not None:
+                times.clear_s[i] = e.cleared_s
+        return ev.VehicleEvents(times, make_zones(self._core_zones()), ev.make_effects(effects),
                                 [e.name for e in mine])
 
     def _core_zones(self):
@@ -239,19 +249,31 @@ class EventPlan:
             out.append(item)
         return out
 
+    def named_zones(self) -> list:
+        """Every zone of the plan with a name (an inline one: the event's name)."""
+        names = {index: name for name, index in self.zone_names}
+        for e in self.events:
+            for kind, value in (e.start, e.end):
+                if kind in ('enter', 'leave'):
+                    names.setdefault(value, e.name)
+        return [{'name': names.get(i, f'zone {i}'), **z} for i, z in enumerate(self.zones)]
+
     def entries(self) -> list:
         """Every event as a plain mapping (episode.json, the node parameter)."""
         zones = [dict(z) for z in self.zones]
         return [e.entry(zones) for e in self.events]
 
-    def to_json(self, vehicle=None) -> str:
+    def to_json(self, vehicle=None, leave_out=()) -> str:
         """The plan as one JSON text that :func:`events_of_parameter` reads back;
         with ``vehicle``, only the events of that vehicle (for its nodes'
-        ``events`` parameter; '' when it has none)."""
-        entries = self.entries()
+        ``events`` parameter; '' when it has none); without the events named in
+        ``leave_out``."""
+        entries = [entry for entry, e in zip(self.entries(), self.events)
+                   if e.name not in leave_out]
         if vehicle is not None:
             entries = [{k: v for k, v in entry.items() if k != 'vehicles'}
-                       for entry, e in zip(entries, self.events) if e.applies_to(vehicle)]
+                       for entry, e in zip(self.entries(), self.events)
+                       if e.applies_to(vehicle) and e.name not in leave_out]
             if not entries:
                 return ''
         return json.dumps({'events': entries}, sort_keys=True)
@@ -259,6 +281,73 @@ class EventPlan:
 
 def no_plan() -> EventPlan:
     return EventPlan()
+
+
+# --------------------------------------------------------------------------- at runtime
+
+SOURCE_INJECTED = 'events/inject'
+
+
+def inject(plan, event, step, vehicle_names, source=SOURCE_INJECTED):
+    """An event injected into a running rig whose next step to compute is
+    ``step``: (its log entry, the plan with it).  It starts at its ``start_s``
+    (a future sim time; at or after the step's) or else at that step; it must
+    start and end by time (a zone's entries before the injection are not on
+    record).  ConfigError for a bad one: the plan is unchanged."""
+    now = step / PHYSICS_HZ
+    if not isinstance(event, dict):
+        raise value_error('event', event, 'expected a mapping', 'an event: a mapping with '
+                          'type and its parameters', source)
+    for key in ('zone', 'start_zone', 'end_zone'):
+        if key in event:
+            raise value_error(f'event.{key}', event[key], 'an injected event runs by time',
+                              'start_s, end_s or duration_s', source)
+    if 'start_s' in event and isinstance(event['start_s'], (int, float)) \
+            and not isinstance(event['start_s'], bool) and event['start_s'] < now:
+        raise value_error('event.start_s', event['start_s'], 'in the past',
+                          f'a sim time from {now:.6g} s on (the next step the sim computes), '
+                          'or none: at once', source)
+    event = dict(event)
+    event.setdefault('start_s', now)
+    new = read_events([event], None, source, vehicle_names, plan=plan)
+    spec = new.events[-1]
+    spec = spec._replace(vehicles=spec.vehicles or tuple(vehicle_names))
+    new = replace(new, events=new.events[:-1] + (spec,))
+    return {'log': 'inject', 'step': int(step), 'event': spec.entry(list(new.zones))}, new
+
+
+def clear(plan, name, step, source=SOURCE_INJECTED):
+    """Clear the event ``name`` from ``step`` on (it is never active again):
+    (the log entry, the plan with it cleared)."""
+    names = [e.name for e in plan.events]
+    if name not in names:
+        raise value_error('clear', name, 'no such event in the run',
+                          ', '.join(names) or 'none: the run has no events', source)
+    i = names.index(name)
+    spec = plan.events[i]
+    if spec.cleared_s is not None:
+        raise value_error('clear', name, f'cleared already at {spec.cleared_s:g} s',
+                          'an event not yet cleared', source)
+    spec = spec._replace(cleared_s=step / PHYSICS_HZ)
+    events = plan.events[:i] + (spec,) + plan.events[i + 1:]
+    vehicles = list(spec.vehicles) if spec.vehicles is not None else None
+    return ({'log': 'clear', 'step': int(step), 'name': name, 'vehicles': vehicles},
+            replace(plan, events=events))
+
+
+def replay(plan, entries, vehicle_names, source):
+    """The plan of a run repeated from its event log: ``plan`` (the
+    scenario's) with the log's injections and clears (``entries``: the log's
+    mappings, in order; scenario and refused entries are passed over)."""
+    for i, entry in enumerate(entries):
+        kind = entry.get('log') if isinstance(entry, dict) else None
+        if kind == 'inject':
+            plan = read_events([entry['event']], None, source, vehicle_names, plan=plan)
+        elif kind == 'clear':
+            plan = clear(plan, entry['name'], entry['step'], source)[1]
+        elif kind not in ('scenario', 'refused'):
+            raise ConfigError(f'{source}: log entry {i} is not an event log entry: {entry!r:.80}')
+    return plan
 
 
 def _params(kind, p) -> list:
@@ -396,7 +485,9 @@ def _event(entry, i, zones, vehicle_names, source) -> EventSpec:
         elif k.default is not None:
             params[key] = k.default
     _check_params(kind, params, item, source)
-    return EventSpec(name, kind, vehicles, start, end, params)
+    cleared = (check(EVENT_KEYS['cleared_s'], entry['cleared_s'], source, f'{item}.cleared_s')
+               if 'cleared_s' in entry else None)
+    return EventSpec(name, kind, vehicles, start, end, params, cleared)
 
 
 def _timing(entry, kind, item, zones, source):

@@ -27,7 +27,9 @@ rules, for every sample in time order:
   vehicle is inside); an event that starts and ends at one sample is never
   active;
 * a sample before an event's start time, or outside its zones, leaves it as
-  it was.
+  it was;
+* from its ``clear_s`` on (an event cleared at runtime; inf by default) an
+  event is never active: it ends at the first sample at or after that time.
 
 The state is five columns per event (:data:`STATE_SIZE`): active (1.0 or 0.0),
 the time it last started and the time it last ended (NaN before), whether the
@@ -65,6 +67,7 @@ class EventTimes(NamedTuple):
     end_kind: np.ndarray     # (n,) int64: AT_TIME, AFTER, ON_LEAVE or NEVER
     end_s: np.ndarray        # (n,) float64: the end time, or the duration of AFTER
     end_zone: np.ndarray     # (n,) int64
+    clear_s: np.ndarray      # (n,) float64: from this time on never active (inf: never cleared)
 
 
 def make_event_times(rows, n_zones) -> EventTimes:
@@ -100,7 +103,7 @@ def make_event_times(rows, n_zones) -> EventTimes:
             col.append(value)
     ints = (0, 2, 3, 5)
     return EventTimes(*(np.array(col, dtype=np.int64 if k in ints else np.float64)
-                        for k, col in enumerate(cols)))
+                        for k, col in enumerate(cols)), np.full(len(cols[0]), np.inf))
 
 
 def _time(value, where, what):
@@ -144,7 +147,11 @@ def advance_events(times, zones, t, x, y, z, state):
         in_end = False
         if times.end_kind[i] == ON_LEAVE:
             in_end = inside_zone(zones, times.end_zone[i], x, y, z)
-        if row[ST_ACTIVE] > 0.5:
+        if t + TOLERANCE_S >= times.clear_s[i]:      # cleared: ended for good
+            if row[ST_ACTIVE] > 0.5:
+                row[ST_ACTIVE] = 0.0
+                row[ST_ENDED] = t
+        elif row[ST_ACTIVE] > 0.5:
             if _ends(times, i, t, in_end, row):
                 row[ST_ACTIVE] = 0.0
                 row[ST_ENDED] = t

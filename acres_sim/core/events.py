@@ -230,13 +230,13 @@ def extra_reflector(effects, ev):
 
 
 @njit(cache=True)
-def correction_terms(effects, ev, latency_s, outages):
+def correction_terms(effects, ev, t, latency_s, outages):
     """The latency and outages of the correction age (corrections.correction_age)
     under the correction events: ``latency_s`` and ``outages`` themselves
     while no such event has started.  An outage event that started at t_s (and
     ended at t_e) adds the outage [t_s - T_l, t_e - T_l) of generation times
-    (open while it lasts): what would arrive in it is lost.  A latency event
-    sets the latency while it is active."""
+    (up to ``t``, the epoch's time, while it lasts): what would arrive in it is
+    lost.  A latency event sets the latency while it is active."""
     latency = latency_s
     extra = 0
     for i in range(effects.kind.shape[0]):
@@ -257,9 +257,8 @@ def correction_terms(effects, ev, latency_s, outages):
         if effects.kind[i] != CORRECTIONS or not p[P_OUTAGE] > 0.5 \
                 or math.isnan(ev[i, V_STARTED]):
             continue
-        end = math.inf if active(ev, i) else ev[i, V_ENDED]
         out[j, 0] = ev[i, V_STARTED] - latency_s
-        out[j, 1] = end - latency_s
+        out[j, 1] = t if active(ev, i) else ev[i, V_ENDED] - latency_s
         j += 1
     return latency, out
 

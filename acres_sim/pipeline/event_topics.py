@@ -40,11 +40,14 @@ def event_log(entry) -> bytes:
 
 class EventStatus:
     """A vehicle's event status on /diagnostics: at the first truth sample of
-    every second of sim time (none without events)."""
+    every second of sim time at which it knows of an event (its scenario's from
+    the start; one injected at runtime from the step of its log entry:
+    ``known_from``, event name -> step)."""
 
-    def __init__(self, vehicle):
+    def __init__(self, vehicle, known_from=None):
         self.vehicle = vehicle
         self.name = f'{vehicle.frame_prefix}events'
+        self.known_from = dict(known_from or {})
         self._second = -1            # the last second with a status
 
     def reset(self):
@@ -60,9 +63,14 @@ class EventStatus:
         for k, view in zip(np.asarray(steps).tolist(), views):
             if k // STATUS_EVERY == self._second:
                 continue
+            known = [i for i, name in enumerate(events.names)
+                     if self.known_from.get(name, 0) <= k]
+            if not known:
+                continue
             self._second = k // STATUS_EVERY
-            array = msg.event_status(events.names, events.active_names(view),
-                                     self.vehicle.timeline.ns(k), self.name)
+            names = [events.names[i] for i in known]
+            active = [name for name in events.active_names(view) if name in names]
+            array = msg.event_status(names, active, self.vehicle.timeline.ns(k), self.name)
             out.append((k, bytes(msg.TYPESTORE.serialize_cdr(
                 array, 'diagnostic_msgs/msg/DiagnosticArray'))))
         return out

@@ -80,6 +80,22 @@ class Vehicle:
     events: VehicleEvents         # its fault events (their clock is this process's own)
     channels: dict = field(default_factory=dict)   # sensor -> its channel (built sensors)
 
+    def set_events(self, events: VehicleEvents):
+        """Its events now ``events`` (an event injected or cleared at runtime):
+        the events it had come first, in order, and keep their clocks' state;
+        its models and channels take the new faults."""
+        old = self.events
+        if events.names[:len(old)] != old.names:
+            raise ValueError(f'the new events {events.names} do not begin with the old '
+                             f'{old.names}')
+        events.state[:len(old)] = old.state
+        self.events = events
+        for model in (self.gnss, self.imu):
+            if model is not None:
+                model.effects = events.effects
+        for channel in self.channels.values():
+            channel.faults.events = events
+
     def topic(self, name):
         """The full name of one of its topics (a global one, '/...', as it is)."""
         if name.startswith('/'):

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ['FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
-           'write_pages', 'write_report']
+           'draw_pages', 'write_pages', 'write_report']
 
 #: Fix states from best to worst, and their colours in every panel.
 FIX_STATES = ('rtk_fixed', 'rtk_float', 'dgps', 'single', 'no_fix')
@@ -341,6 +341,8 @@ class ReportPage(NamedTuple):
     truth_rows: list
     gnss_truth_enu: object = None
     summary: dict = None
+    events: tuple = ()     # [{name, type, active_s: [[start, end or None], ...]}]
+    zones: tuple = ()      # the event zones to draw: [{name, polygon | center, radius_m}]
 
 
 PAGE_SIZE_IN = (18, 12)       # one vehicle's page [inch]
@@ -358,6 +360,14 @@ def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary
 def write_pages(path, pages, scene, *, title='acres_sim recording', dpi=100) -> Path:
     """Draw the report of a run into ``path`` (PNG): one page per vehicle
     (:class:`ReportPage`), one below the other, under ``title``."""
+    fig, dpi = draw_pages(pages, scene, title=title, dpi=dpi)
+    path = Path(path)
+    fig.savefig(path, format='png', dpi=dpi)
+    return path
+
+
+def draw_pages(pages, scene, *, title='acres_sim recording', dpi=100):
+    """The report's figure (an Agg matplotlib Figure) and its resolution."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -373,9 +383,43 @@ def write_pages(path, pages, scene, *, title='acres_sim recording', dpi=100) -> 
         for subfig, page in zip(fig.subfigures(n, 1, squeeze=False)[:, 0], pages):
             subfig.suptitle(page.heading, fontsize=13, fontweight='bold', x=0.0, ha='left')
             _draw_page(subfig, page, scene)
-    path = Path(path)
-    fig.savefig(path, format='png', dpi=dpi)
-    return path
+    return fig, dpi
+
+
+EVENT_COLOR = '#e6550d'      # zones
+EVENT_COLORS = ('#e6550d', '#756bb1', '#31a354', '#de2d26', '#3182bd', '#636363', '#8c6d31')
+
+
+def _shade_events(ax, events, t_end):
+    """Each event's active intervals as a hatched band over a time axis
+    (``gid`` 'event:<name>'), its name at the top of the band, one colour each."""
+    for i, event in enumerate(events):
+        color = EVENT_COLORS[i % len(EVENT_COLORS)]
+        for start, end in event['active_s']:
+            end = t_end if end is None else end
+            ax.axvspan(start, max(end, start), facecolor=color, alpha=0.10, edgecolor=color,
+                       hatch='//', lw=0.0, zorder=0, gid=f'event:{event["name"]}')
+            ax.text(start, 1.0 - 0.05 * (i % 4), f' {event["name"]}',
+                    transform=ax.get_xaxis_transform(), fontsize=7, color=color, va='top',
+                    ha='left', clip_on=True)
+
+
+def _draw_zones(ax, zones):
+    """The event zones on the map (``gid`` 'zone:<name>'), dashed and named."""
+    from matplotlib.patches import Circle, Polygon
+
+    for zone in zones:
+        if 'polygon' in zone:
+            patch = Polygon(zone['polygon'], closed=True)
+            x, y = np.mean(np.asarray(zone['polygon'], dtype=float), axis=0)
+        else:
+            patch = Circle(tuple(zone['center']), zone['radius_m'])
+            x, y = zone['center']
+        patch.set(facecolor=EVENT_COLOR, alpha=0.15, edgecolor=EVENT_COLOR, ls='--', lw=1.2,
+                  zorder=2, gid=f'zone:{zone["name"]}')
+        ax.add_patch(patch)
+        ax.text(x, y, zone['name'], color=EVENT_COLOR, fontsize=8, ha='center', va='center',
+                zorder=6)
 
 
 def _draw_trajectory(ax, scene, fix, gnss_pos, ins_pos, truth_pos, gnss_truth_enu):
@@ -434,9 +478,11 @@ def _draw_page(fig, page, scene):
     if not truth_rows and ins_rows:
         truth_pos = _vec_rows(ins_rows, 'truth', 'position_enu_m')
 
-    # -- trajectory over the scene
-    _draw_trajectory(fig.add_subplot(gs[0:2, 0]), scene, fix, gnss_pos, ins_pos, truth_pos,
-                     gnss_truth_enu)
+    # -- trajectory over the scene, with the event zones
+    ax = fig.add_subplot(gs[0:2, 0])
+    _draw_trajectory(ax, scene, fix, gnss_pos, ins_pos, truth_pos, gnss_truth_enu)
+    _draw_zones(ax, page.zones)
+    timed = []          # the panels over time, shaded with the event intervals at the end
 
     # -- summary text
     ax = fig.add_subplot(gs[2, 0])
@@ -447,6 +493,7 @@ def _draw_page(fig, page, scene):
 
     # -- GNSS error
     ax = fig.add_subplot(gs[0, 1])
+    timed.append(ax)
     g_sigma = _vec_rows(gnss_rows, 'sigma_enu_m') if gnss_rows else None
     g_err = _gnss_errors(gnss_rows, gnss_truth_enu)
     _error_panel(ax, t_g, g_err, g_sigma,
@@ -458,6 +505,7 @@ def _draw_page(fig, page, scene):
 
     # -- INS error
     ax = fig.add_subplot(gs[1, 1])
+    timed.append(ax)
     i_err = _ins_errors(ins_rows) if ins_rows else None
     if i_err is not None and not np.isfinite(i_err).any():
         i_err = None
@@ -468,6 +516,7 @@ def _draw_page(fig, page, scene):
 
     # -- satellites and PDOP
     ax = fig.add_subplot(gs[2, 1])
+    timed.append(ax)
     ax.set_title('Satellites used and PDOP')
     ax.set_xlabel(_time_label(g_is_time))
     ax.set_ylabel('satellites used', color='#1f4e79')
@@ -497,6 +546,7 @@ def _draw_page(fig, page, scene):
                   ('angular_velocity_flu_radps', 'IMU angular rate', 'rad/s'))
     for row_i, (key, name, unit) in enumerate(imu_panels):
         ax = fig.add_subplot(gs[row_i, 2])
+        timed.append(ax)
         ax.set_title(f'{name} (body FLU)')
         ax.set_xlabel(_time_label(m_is_time))
         ax.set_ylabel(f'{name.split(" ", 1)[1]} [{unit}]')
@@ -512,6 +562,7 @@ def _draw_page(fig, page, scene):
 
     # -- fix state over time
     ax = fig.add_subplot(gs[2, 2])
+    timed.append(ax)
     ax.set_title('GNSS fix state')
     ax.set_xlabel(_time_label(g_is_time))
     levels = {s: len(FIX_STATES) - 1 - k for k, s in enumerate(FIX_STATES)}
@@ -525,3 +576,12 @@ def _draw_page(fig, page, scene):
             sel = fix == s
             if sel.any():
                 ax.scatter(t_g[sel], y[sel], s=6, color=FIX_COLORS[s], zorder=2)
+    if page.events:
+        ends = [float(np.nanmax(t)) for t, is_time in ((t_g, g_is_time), (t_i, i_is_time),
+                                                         (t_m, m_is_time))
+                if is_time and len(t)]
+        t_end = max(ends) if ends else 0.0
+        for ax in timed:
+            limits = ax.get_xlim()
+            _shade_events(ax, page.events, t_end)
+            ax.set_xlim(limits)

@@ -65,7 +65,8 @@ from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.models import site_georeference
-from acres_sim.pipeline.event_topics import EVENT_LOG_TOPIC, EventStatus, scenario_entry
+from acres_sim.pipeline.event_topics import (EVENT_LOG_TOPIC, EventStatus, event_log,
+                                             scenario_entry)
 from acres_sim.pipeline.faults import ActiveIntervals
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
@@ -173,6 +174,11 @@ class _Recording:
         self.steps = int(round(self.duration_s * PHYSICS_HZ))
         self.out = Path(request.out)
         vehicles = run.scenario.vehicles
+        # a live run's event log repeated: its entries go into the bag at their steps,
+        # and an injected event's status starts at its entry's step, as live
+        self.log_entries = [e for e in request.options.event_log if e.get('log') != 'scenario']
+        self.injected_at = {e['event']['name']: e['step'] for e in self.log_entries
+                            if e.get('log') == 'inject'}
         self.agents = [self._agent(k, v, config, len(vehicles))
                        for k, (v, config) in enumerate(zip(vehicles, run.configs))]
         self.rows = self.bag = None             # the writers: start()
@@ -199,7 +205,8 @@ class _Recording:
                              ground=None if self.terrain is None else self.terrain.field)
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder,
-                      intervals=ActiveIntervals(vehicle.events), status=EventStatus(vehicle))
+                      intervals=ActiveIntervals(vehicle.events),
+                      status=EventStatus(vehicle, self.injected_at))
 
     @property
     def step(self):
@@ -252,7 +259,7 @@ class _Recording:
         self.bag.add_topic('/tf', 'tf2_msgs/msg/TFMessage')
         self.bag.add_topic('/tf_static', 'tf2_msgs/msg/TFMessage', qos='static')
         self.bag.add_topic('/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray')
-        if self.scenario.events:
+        if self.scenario.events or self.log_entries:
             self.bag.add_topic('/' + EVENT_LOG_TOPIC, 'std_msgs/msg/String', qos='static')
         for agent in self.agents:
             vehicle = agent.vehicle
@@ -265,8 +272,8 @@ class _Recording:
     def _static_tf(self):
         self.bag.write('/tf_static', self.timeline.t0_ns,
                        static_tf([agent.vehicle for agent in self.agents]))
-        for agent in self.agents:    # the event log: the scenario's events, at the start
-            text = self.scenario.events.to_json(agent.name)
+        for agent in self.agents:    # the event log: the scenario's own events, at the start
+            text = self.scenario.events.to_json(agent.name, leave_out=self.injected_at)
             if text:
                 self.bag.write_raw('/' + EVENT_LOG_TOPIC, self.timeline.t0_ns,
                                    scenario_entry(agent.name, text))
@@ -339,6 +346,10 @@ class _Recording:
         clock_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
         entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
         rows = []
+        for entry in self.log_entries:       # a repeated live run's event log, at its steps
+            if k0 <= entry['step'] < k1:
+                entries.append(_joined('/' + EVENT_LOG_TOPIC, [self.timeline.ns(entry['step'])],
+                                       [event_log(entry)]))
         for agent, block in zip(self.agents, blocks):
             rows.append(self._sample(agent, block, entries))
             self._deliver(agent, k1, entries)
@@ -500,7 +511,8 @@ class _Recording:
             summary = summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna)
             _true_counts(summary, agent)
             pages.append(ReportPage(self._heading(agent), gnss, ins, imu, truth, antenna,
-                                    summary))
+                                    summary, agent.intervals.entries(),
+                                    self.scenario.events.named_zones()))
         sim_s = max(self.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         files = self._file_states()
         report_error = None

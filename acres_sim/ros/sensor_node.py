@@ -56,6 +56,7 @@ from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC
 from acres_sim.pipeline.timeline import NS_PER_S
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.vehicle import build_vehicle
+from acres_sim.ros.event_injection import SensorEvents
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
@@ -100,6 +101,7 @@ class SensorNode(Node):
                                      frame_prefix=self.frame_prefix, sensors=(self.sensor,),
                                      events=events_of_parameter(own['events']))
         self.events = self.vehicle.events     # their clock: advanced by the truth, step by step
+        self.injected = SensorEvents(self, own['events'])   # and those injected at runtime
         self.channel = self.vehicle.channels[self.sensor]
         self.timeline = self.vehicle.timeline   # the sim's: the rig gives all one start_utc
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
@@ -123,6 +125,8 @@ class SensorNode(Node):
         check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
         self.create_timer(PROGRESS_IDLE_S, self._report_progress,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.create_timer(PROGRESS_IDLE_S, self.injected.report,   # the sim knows we take events
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         # Subscribed last: once the sim sees this subscription, the node is ready.
         self._truth_sub = self.create_subscription(Odometry, TRUTH_TOPIC, self._on_truth,

@@ -67,6 +67,7 @@ from acres_sim.config.scenario import vehicle_motion, vehicle_of_parameters
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
+from acres_sim.ros.event_injection import SimInjections
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
 from acres_sim.ros.message_types import message_class
@@ -179,12 +180,12 @@ class SimNode(Node):
                     f'{self.agents[0].vehicle.config["gnss.datum.start_utc"]!r}: one rig has one '
                     'start time')
         self.clock_pub = self.create_publisher(Clock, '/clock', self.output_qos)
-        # the fault events: their log (the scenario's, at the start) and statuses
-        self.event_log_pub = self.diagnostics_pub = None
-        if any(len(agent.vehicle.events) for agent in self.agents):
-            self.event_log_pub = self.create_publisher(String, EVENT_LOG_TOPIC, EVENT_LOG_QOS)
-            self.diagnostics_pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
-                                                         self.output_qos)
+        # the fault events: their log (the scenario's at the start, then each request
+        # on events/inject), their statuses, and the requests
+        self.event_log_pub = self.create_publisher(String, EVENT_LOG_TOPIC, EVENT_LOG_QOS)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
+                                                     self.output_qos)
+        self.injections = SimInjections(self, self.agents, self.event_log_pub)
         # /tf carries every vehicle's pose: a history as long in time as each INS topic's
         self.tf = TfPublishers(self, own['output_depth'] * len(self.agents))
         # node name -> (agent, last step taken (< 0: ready, none yet), when it last moved)
@@ -235,6 +236,7 @@ class SimNode(Node):
         for agent in self.agents:
             take_all(agent.cmd_vel_sub, agent.on_cmd_vel)
         self.poll_progress()
+        self.injections.poll(self.step)
         now = time.monotonic()
         if now - self._spun > SERVICE_PERIOD_S:
             self._spun = now
@@ -292,7 +294,7 @@ class SimNode(Node):
                                            'tf2_msgs/msg/TFMessage')
         self.tf.publish_static(bytes(data))
         for agent in self.agents:       # and the event log's start: the scenario's events
-            if agent.events_json:
+            if agent.events_json.strip():
                 self.event_log_pub.publish(scenario_entry(agent.name, agent.events_json))
 
     def wait_for_sensors(self, executor, stop):
@@ -397,6 +399,7 @@ class SimNode(Node):
                 self._compute(FAST_BLOCK_STEPS if self.rtf == 0.0 else self.lookahead_steps)
             if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], executor, stop):
                 continue
+            self.injections.hold(self.ahead[0][0], stop)    # the sensor nodes have the events
             self._publish_step(*self.ahead.popleft())
 
     def _wait_until_due(self, k, executor, stop):
@@ -419,6 +422,7 @@ class SimNode(Node):
         waited_since = time.monotonic()
         while not stop.is_set():
             self.poll_progress()
+            self.injections.poll(self.step)       # an injection is taken while we wait
             # a node that is only ready (k < 0) has had no truth yet: not waited for
             behind = [name for name, (_agent, k, _t) in self.progress.items()
                       if 0 <= k < self.step - AHEAD_STEPS]

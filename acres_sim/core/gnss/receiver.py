@@ -128,7 +128,7 @@ def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, 
             sky[SKY_REFLECTOR] += extra
             sky[SKY_MULTIPATH] = multipath_index(sky[SKY_N_NEAR], sky[SKY_N_FOLIAGE],
                                                  sky[SKY_N_USED], sky[SKY_REFLECTOR])
-        latency, all_outages = correction_terms(effects, ev, correction_latency_s, outages)
+        latency, all_outages = correction_terms(effects, ev, t, correction_latency_s, outages)
         age = correction_age(t, correction_interval_s, latency, all_outages, rtk.cold_start)
         draw_epoch_values(rng_state, values)
         if switched:
