@@ -4,6 +4,8 @@ panel over time and draws its zone on the map (the figure is checked by its
 artists, the PNG by its header)."""
 
 import json
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -141,3 +143,28 @@ def test_an_imu_bias_step_adds_exactly_the_bias(tmp_path_factory, figures, tmp_p
                                  b['angular_velocity_flu_radps'], bias['gyro_radps']):
             assert abs(got - was - add) <= 1.01e-8
     check_report(out, figure, 'bias_step', [[60.0, None]])
+
+
+def test_the_key_tables_of_docs_events_are_current():
+    from acres_sim.config.render import event_tables_markdown
+
+    text = (Path(__file__).resolve().parents[1] / 'docs' / 'events.md').read_text()
+    tables = event_tables_markdown()
+    assert text.endswith(tables), 'regenerate the tables at the end of docs/events.md with ' \
+        'acres_sim.config.render.event_tables_markdown()'
+
+
+@pytest.mark.parametrize('j_over_s_db, tracked', [(30.0, True), (33.0, False)])
+def test_the_jamming_thresholds_the_docs_give(j_over_s_db, tracked):
+    """docs/events.md: all satellites kept at 30 dB J/S, none at 33 dB (the
+    Kaplan-Hegarty effective C/N0 written out here)."""
+    import math
+
+    from acres_sim.core.events import (CN0_HORIZON_DBHZ, CN0_ZENITH_DBHZ, TRACK_THRESHOLD_DBHZ,
+                                       jammed_cn0_dbhz)
+
+    js = 10 ** (j_over_s_db / 10)
+    for cn0 in (CN0_HORIZON_DBHZ, CN0_ZENITH_DBHZ):
+        by_hand = -10 * math.log10(10 ** (-cn0 / 10) + js / 1.023e6)
+        assert jammed_cn0_dbhz(cn0, js) == pytest.approx(by_hand, abs=1e-12)
+        assert (by_hand >= TRACK_THRESHOLD_DBHZ) == tracked

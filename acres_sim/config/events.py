@@ -50,7 +50,7 @@ from acres_sim.core.truth import PHYSICS_HZ
 
 __all__ = ['EVENT_KEYS', 'EVENT_TYPES', 'EventPlan', 'EventSpec', 'MAX_EVENTS', 'TYPE_KEYS',
            'ZONE_KEYS', 'clear', 'events_of_parameter', 'inject', 'no_plan', 'parse_event',
-           'read_events', 'replay']
+           'read_events', 'replay', 'REQUIRED']
 
 MAX_EVENTS = 1000
 MAX_ZONES = 1000
@@ -165,7 +165,7 @@ TYPE_KEYS = {
             low=-360.0, high=360.0)),
     'stop': {},
 }
-_REQUIRED = {'fix_cap': ('state',), 'dropout': ('sensors',), 'freeze': ('sensors',),
+REQUIRED = {'fix_cap': ('state',), 'dropout': ('sensors',), 'freeze': ('sensors',),
              'teleport': ('east_m', 'north_m')}
 
 
@@ -480,7 +480,7 @@ def _event(entry, i, zones, vehicle_names, source) -> EventSpec:
     for key, k in own.items():
         if key in entry:
             params[key] = check(k, entry[key], source, f'{item}.{key}')
-        elif key in _REQUIRED.get(kind, ()):
+        elif key in REQUIRED.get(kind, ()):
             raise missing(k, source, f'{item}.{key}')
         elif k.default is not None:
             params[key] = k.default

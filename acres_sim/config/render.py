@@ -9,7 +9,8 @@ import json
 
 from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 
-__all__ = ['params_yaml', 'describe_keys', 'unit_of', 'parameters_markdown']
+__all__ = ['describe_keys', 'event_tables_markdown', 'params_yaml', 'parameters_markdown',
+           'unit_of']
 
 
 def unit_of(name) -> str:
@@ -110,4 +111,27 @@ def parameters_markdown() -> str:
         description = _description(k)
         lines.append(f'| `{k.name}` | {k.kind} | {_cell(k.unit)} | {_cell(k.default)} | '
                      f'{_cell(k.polaris)} | {_cell(k.allowed())} | {_cell(description)} |')
+    return '\n'.join(lines) + '\n'
+
+
+def _event_table(keys, required=()) -> list:
+    lines = ['| key | allowed | default | meaning |', '|---|---|---|---|']
+    for k in keys:
+        default = 'required' if k.name in required else _cell(k.default) or '(none)'
+        lines.append(f'| `{k.name}` | {_cell(k.allowed())} | {default} | '
+                     f'{_cell(k.description)} |')
+    return lines
+
+
+def event_tables_markdown() -> str:
+    """The key tables of docs/events.md (the fields of every event, of a zone,
+    and the parameters of each type), generated from acres_sim/config/events.py."""
+    from acres_sim.config.events import EVENT_KEYS, REQUIRED, TYPE_KEYS, ZONE_KEYS
+
+    lines = ['### Every event', ''] + _event_table(EVENT_KEYS.values(), ('type',))
+    lines += ['', '### A zone', ''] + _event_table(ZONE_KEYS.values())
+    for kind, keys in TYPE_KEYS.items():
+        lines += ['', f'### `{kind}`', '']
+        lines += (_event_table(keys.values(), REQUIRED.get(kind, ())) if keys
+                  else ['No parameters.'])
     return '\n'.join(lines) + '\n'
