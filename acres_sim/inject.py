@@ -40,11 +40,11 @@ def inject_event(event=None, clear=None, namespace='', timeout_s=10.0):
     InjectRefused when the sim node refuses it, InjectFailed when none answers
     within ``timeout_s`` (after the sim's subscription is seen)."""
     import rclpy
-    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
 
-    from acres_sim.ros.event_injection import INJECT_TOPIC, request_text
     from acres_sim.pipeline.event_topics import EVENT_LOG_TOPIC
+    from acres_sim.ros.event_injection import INJECT_TOPIC, request_text
+    from acres_sim.ros.qos import EVENT_LOG_QOS, OUTPUT_QOS
 
     if (event is None) == (clear is None):
         raise ValueError('give an event or the name of one to clear')
@@ -55,13 +55,6 @@ def inject_event(event=None, clear=None, namespace='', timeout_s=10.0):
     node = rclpy.create_node(f'acres_sim_inject_{request_id[:8]}')
     answers = []
     try:
-        log_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
-                             reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        request_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                                 reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.VOLATILE)
-
         def on_log(m):
             try:
                 entry = json.loads(m.data)
@@ -70,8 +63,9 @@ def inject_event(event=None, clear=None, namespace='', timeout_s=10.0):
             if isinstance(entry, dict) and entry.get('id') == request_id:
                 answers.append(entry)
 
-        node.create_subscription(String, _topic(namespace, EVENT_LOG_TOPIC), on_log, log_qos)
-        pub = node.create_publisher(String, _topic(namespace, INJECT_TOPIC), request_qos)
+        node.create_subscription(String, _topic(namespace, EVENT_LOG_TOPIC), on_log,
+                                 EVENT_LOG_QOS)
+        pub = node.create_publisher(String, _topic(namespace, INJECT_TOPIC), OUTPUT_QOS)
         deadline = time.monotonic() + MATCH_TIMEOUT_S
         while pub.get_subscription_count() == 0:
             if time.monotonic() > deadline:

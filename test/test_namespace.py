@@ -28,6 +28,7 @@ POLARIS_RELATIVE = {
     'sim/truth': 'nav_msgs/msg/Odometry', 'sim/sensor_progress': 'std_msgs/msg/Header',
     'gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix',
     'gnss_receiver/nmea': 'std_msgs/msg/String', 'imu/data_raw': 'sensor_msgs/msg/Imu',
+    'sim/events': 'std_msgs/msg/String', 'sim/events_applied': 'std_msgs/msg/String',
 }
 
 
@@ -124,7 +125,9 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
     expected = {f'{ns}/{topic}': kind for ns in agents for topic, kind in POLARIS_RELATIVE.items()}
     expected.update({'/clock': 'rosgraph_msgs/msg/Clock', '/tf': 'tf2_msgs/msg/TFMessage',
                      '/tf_static': 'tf2_msgs/msg/TFMessage',
-                     '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray'})
+                     '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray',
+                     '/demo/events/inject': 'std_msgs/msg/String',
+                     '/demo/events/log': 'std_msgs/msg/String'})
     got = {t: kind for t, kind in topics.items() if t not in ROS_OWN_TOPICS}
     assert got == expected
     assert {t for t in got if not t.startswith('/demo/')} == GLOBAL_TOPICS

@@ -21,7 +21,8 @@ def by_name(nodes):
 
 
 def test_packaged_rigs():
-    assert rig_names() == ['field_day', 'fleet', 'maxxum', 'mixed', 'polaris']
+    assert rig_names() == ['barn_denial', 'field_day', 'fleet', 'imu_bias_step', 'maxxum',
+                           'mixed', 'polaris', 'rtk_outage', 'tree_line']
     mixed = read_scenario('mixed')
     assert [(a.name, a.model, a.namespace, a.frame_prefix, a.agent_index)
             for a in mixed.vehicles] == [('polaris', 'polaris', 'polaris', 'polaris/', 0),
@@ -227,8 +228,9 @@ def test_a_profile_of_the_users_own_is_kept():
 
 
 def test_unknown_rig():
-    with pytest.raises(ConfigError, match="unknown rig 'tank'; packaged: field_day, fleet, "
-                                          "maxxum, mixed, polaris"):
+    with pytest.raises(ConfigError, match="unknown rig 'tank'; packaged: barn_denial, field_day, "
+                                          "fleet, imu_bias_step, maxxum, mixed, polaris, "
+                                          "rtk_outage, tree_line"):
         read_scenario('tank')
 
 

@@ -49,7 +49,8 @@ from acres_sim.core.zones import make_zones
 from acres_sim.core.truth import PHYSICS_HZ
 
 __all__ = ['EVENT_KEYS', 'EVENT_TYPES', 'EventPlan', 'EventSpec', 'MAX_EVENTS', 'TYPE_KEYS',
-           'ZONE_KEYS', 'clear', 'events_of_parameter', 'inject', 'no_plan', 'parse_event',
+           'ZONE_KEYS', 'clear', 'inject', 'no_plan', 'parse_event',
+           'plan_of_parameter',
            'read_events', 'replay', 'REQUIRED']
 
 MAX_EVENTS = 1000
@@ -264,7 +265,7 @@ class EventPlan:
         return [e.entry(zones) for e in self.events]
 
     def to_json(self, vehicle=None, leave_out=()) -> str:
-        """The plan as one JSON text that :func:`events_of_parameter` reads back;
+        """The plan as one JSON text that :func:`plan_of_parameter` reads back;
         with ``vehicle``, only the events of that vehicle (for its nodes'
         ``events`` parameter; '' when it has none); without the events named in
         ``leave_out``."""
@@ -582,11 +583,11 @@ def read_events(events, zones=None, source=None, vehicle_names=None,
     return EventPlan(tuple(specs), tuple(table.items), tuple(table.names.items()))
 
 
-def events_of_parameter(text, name='events') -> ev.VehicleEvents:
+def plan_of_parameter(text, name='events') -> EventPlan:
     """The events of a node's parameter ``name``: the JSON of
     :meth:`EventPlan.to_json` for its vehicle ('' none)."""
     if not text.strip():
-        return ev.no_events()
+        return no_plan()
     try:
         tree = json.loads(text)
     except ValueError as err:
@@ -595,7 +596,7 @@ def events_of_parameter(text, name='events') -> ev.VehicleEvents:
     if not isinstance(tree, dict) or set(tree) != {'events'}:
         raise value_error(name, text, 'not an event plan', '{"events": [...]}',
                           f'parameter {name}')
-    return read_events(tree['events'], None, f'parameter {name}').for_vehicle(None)
+    return read_events(tree['events'], None, f'parameter {name}')
 
 
 def parse_event(text, source='command line'):

@@ -27,7 +27,7 @@ import uuid
 
 from std_msgs.msg import String
 
-from acres_sim.config.events import (EventPlan, clear, events_of_parameter, inject, parse_event,
+from acres_sim.config.events import (EventPlan, clear, inject, parse_event, plan_of_parameter,
                                      read_events)
 from acres_sim.config.validate import ConfigError
 from acres_sim.pipeline.event_topics import event_log
@@ -54,22 +54,13 @@ def request_text(event=None, clear_name=None, request_id=None) -> str:
     return json.dumps(body, sort_keys=True)
 
 
-def _plan_of(text):
-    """The EventPlan of an ``events`` parameter (JSON; '' none)."""
-    if not text.strip():
-        return EventPlan()
-    events_of_parameter(text)          # checked, as the node's own clock was built
-    return read_events(json.loads(text)['events'], None, 'parameter events')
-
-
 class SimInjections:
     """The sim node's side: ``poll(step)`` between blocks takes the requests;
     ``hold(k, stop)`` before publishing step k waits for the sensor nodes."""
 
     def __init__(self, node, agents, log_pub):
         self.node, self.agents, self.log_pub = node, agents, log_pub
-        for agent in agents:
-            agent.plan = _plan_of(agent.events_json)
+        for agent in agents:              # agent.plan: its events (config.events.EventPlan)
             agent.revision = 0
             agent.events_pub = node.create_publisher(String, agent.topic(VEHICLE_EVENTS_TOPIC),
                                                      EVENT_LOG_QOS)
@@ -205,12 +196,13 @@ def _text(entry):
 
 
 class SensorEvents:
-    """A sensor node's side: takes its vehicle's entries from ``sim/events`` (the
-    sim sends each vehicle only its own) into its own event clock, and says so."""
+    """A sensor node's side: its vehicle's events (``plan``, from its ``events``
+    parameter), to which it adds the entries of ``sim/events`` (the sim sends
+    each vehicle only its own) -- into ``node.vehicle``'s event clock -- and says so."""
 
     def __init__(self, node, events_json):
         self.node = node
-        self.plan = _plan_of(events_json)
+        self.plan = plan_of_parameter(events_json)
         self.revision = 0
         self.sub = node.create_subscription(String, VEHICLE_EVENTS_TOPIC, self._on_entry,
                                             EVENT_LOG_QOS)
@@ -230,7 +222,6 @@ class SensorEvents:
         try:
             self.plan = apply_entry(self.plan, entry)
             self.node.vehicle.set_events(self.plan.for_vehicle(None))
-            self.node.events = self.node.vehicle.events
         except (ConfigError, ValueError) as err:
             self.node.get_logger().error(f'{VEHICLE_EVENTS_TOPIC}: entry {revision}: {err}')
             return

@@ -46,7 +46,6 @@ from nav_msgs.msg import Odometry
 from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
-from acres_sim.config.events import events_of_parameter
 from acres_sim.config.node_params import SENSOR_NODE_PARAMS
 from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.truth import PHYSICS_HZ, Truth
@@ -96,12 +95,13 @@ class SensorNode(Node):
         if not self.config[f'{self.sensor}.enabled']:
             raise ConfigError(f'{self.sensor}.enabled is false for '
                               f'{self.get_fully_qualified_name()}: nothing to simulate')
-        # driven by the sim node: no route here; the node's namespace is the vehicle's
+        # the vehicle's events: the scenario's, and those injected at runtime
+        self.injected = SensorEvents(self, own['events'])
+        # driven by the sim node: no route here; the node's namespace is the vehicle's;
+        # its event clock is advanced by the truth, step by step
         self.vehicle = build_vehicle(self.config, own['vehicle'], scene=self.scene(),
                                      frame_prefix=self.frame_prefix, sensors=(self.sensor,),
-                                     events=events_of_parameter(own['events']))
-        self.events = self.vehicle.events     # their clock: advanced by the truth, step by step
-        self.injected = SensorEvents(self, own['events'])   # and those injected at runtime
+                                     events=self.injected.plan.for_vehicle(None))
         self.channel = self.vehicle.channels[self.sensor]
         self.timeline = self.vehicle.timeline   # the sim's: the rig gives all one start_utc
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
@@ -191,7 +191,7 @@ class SensorNode(Node):
                 throttle_duration_sec=LOG_THROTTLE_S)
             self.reset_model()
             self.channel.reset()
-            self.events.reset()
+            self.vehicle.events.reset()
             self.counts['restarts'] += 1
             self.output.started(k)
             restart = True
@@ -214,9 +214,10 @@ class SensorNode(Node):
         self.last_step = k
         truth = self._truth(k, data)
         view, teleported = None, False
-        if len(self.events):      # as the block kernel: a teleport, then the clock takes p
-            teleported = self.events.teleports_at(k / PHYSICS_HZ)
-            view = self.events.take(k / PHYSICS_HZ, truth.p)
+        events = self.vehicle.events
+        if len(events):           # as the block kernel: a teleport, then the clock takes p
+            teleported = events.teleports_at(k / PHYSICS_HZ)
+            view = events.take(k / PHYSICS_HZ, truth.p)
         for row in self.on_step(k, truth, restart, view, teleported):
             self.channel.push_row(k, row, view)
         for delivery in self.channel.drain(k):

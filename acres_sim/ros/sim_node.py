@@ -52,7 +52,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header, String
 
 from acres_sim.config import ConfigError, load_config
-from acres_sim.config.events import events_of_parameter
+from acres_sim.config.events import plan_of_parameter
 from acres_sim.config.node_params import AGENT_NAMES, AGENT_PARAMS, SIM_PARAMS
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.command import check_command
@@ -110,11 +110,12 @@ class _Agent:
         self.route_end_said = False
         params, site = load_vehicle(own['vehicle']), site_georeference(config)
         # the sim node simulates the physics and the INS; the sensor nodes the rest
+        self.events_json = own['events']      # its events (the scenario's; injections add)
+        self.plan = plan_of_parameter(own['events'], f'agents.{name}.events')
         self.build = lambda: build_vehicle(
             config, own['vehicle'], motion=vehicle_motion(self.drive, params, site), site=site,
             frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',),
-            events=events_of_parameter(own['events'], f'agents.{name}.events'))
-        self.events_json = own['events']
+            events=self.plan.for_vehicle(None))
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
                                   int(round((node.duration_s or FOREVER_S) * PHYSICS_HZ)),
