@@ -51,11 +51,15 @@ BEND = (20.0, -12.0, 5.0)           # centre east, north, radius [m]
 STOP = (18.0, 22.0)
 JUMP_S, JUMP_POSE = 28.0, (40.0, -32.0, 10.0)     # east, north [m], heading [deg]
 LANE_NORTH_M, LANE_EAST_M = -36.5, (25.5, 74.0)   # its straight part, off the turns
+HOP_S, HOP_POSE = 38.005, (70.0, -36.5, 0.0)      # on the lane; at step 4561 (38.0083 s)
 MOTION_EVENTS = [
     {'type': 'multipath', 'name': 'in_bend', 'zone': 'bend', 'reflector_index': 0.5},
     {'type': 'stop', 'name': 'halt', 'start_s': STOP[0], 'end_s': STOP[1]},
     {'type': 'teleport', 'name': 'jump', 'start_s': JUMP_S, 'east_m': JUMP_POSE[0],
      'north_m': JUMP_POSE[1], 'heading_deg': JUMP_POSE[2]},
+    # at a step between two truth rows (they are at 100 Hz): only the clock sees it
+    {'type': 'teleport', 'name': 'hop', 'start_s': HOP_S, 'east_m': HOP_POSE[0],
+     'north_m': HOP_POSE[1], 'heading_deg': HOP_POSE[2]},
 ]
 MOTION_ZONES = {'bend': {'center': list(BEND[:2]), 'radius_m': BEND[2]}}
 
@@ -422,6 +426,27 @@ def test_a_stop_holds_the_vehicle_and_it_moves_again_after(motion):
     assert _speed(at(STOP[1] + 3.0)) > 1.0
     assert math.dist(at(STOP[1] + 3.0)['chassis']['position_enu_m'], last) > 1.0
     assert not any(r.get('events') == ['halt'] for r in truth if r['time_s'] >= STOP[1])
+
+
+def test_the_episode_gives_when_each_motion_event_was_active(motion):
+    """A teleport is active for the one physics step it happens at, also when
+    no row is sampled at that step (the truth and the INS at 100 Hz, the IMU
+    restarting its differences); the zone event from the step the chassis
+    entered the circle to the step it left it."""
+    episode = json.loads((motion / 'episode.json').read_text())
+    active = {e['name']: e['active_s'] for e in episode['vehicles'][0]['events']}
+    hop = math.ceil(HOP_S * HZ)
+    assert active['jump'] == [[JUMP_S, (JUMP_S * HZ + 1) / HZ]]
+    assert active['hop'] == [[hop / HZ, (hop + 1) / HZ]]
+    assert active['halt'] == [list(STOP)]
+    truth = rows(motion / 'truth.jsonl')
+    assert not any('hop' in r.get('events', []) for r in truth)      # no row saw it ...
+    after = next(r for r in truth if r['time_s'] > HOP_S)               # ... but it happened
+    assert after['chassis']['position_enu_m'][:2] == pytest.approx(HOP_POSE[:2], abs=0.05)
+    named = [r['time_s'] for r in truth if 'in_bend' in r.get('events', [])]
+    (enter, leave), = active['in_bend']
+    before = max(r['time_s'] for r in truth if r['time_s'] < named[0])
+    assert before < enter <= named[0] and named[-1] < leave <= named[-1] + 0.01 + 1e-9
 
 
 # ---------------------------------------------------------------------------- 7. zones

@@ -376,6 +376,7 @@ class _Recording:
         if not views:
             return agent.index, ins_k, ins, b.truth_k, b.truth
         agent.intervals.take(b.truth_ev)
+        agent.intervals.take_clock(events.state)
         truth_names = [events.active_names(view) for view in b.truth_ev]
         # a dropout leaves epochs out of the INS rows, not their truth out of truth.jsonl
         ins_truth = (b.ins_k, b.ins) if len(ins_k) < len(b.ins_k) else None
