@@ -95,7 +95,10 @@ class OutputFaults:
 class ActiveIntervals:
     """When each event of a vehicle was active, from the events' views at a
     series of samples in time order: {name: [[start, end], ...]} with the
-    clock's own start and end times (end None: still active)."""
+    clock's own start and end times (end None: still active).  After each
+    block, :meth:`take_clock` adds what the samples did not see: an event
+    active only between two of them (a teleport lasts one physics step) or
+    one that started or ended after the last."""
 
     def __init__(self, events):
         self.events = events
@@ -111,6 +114,20 @@ class ActiveIntervals:
                 elif self._active[i] and not on:
                     self.intervals[name][-1][1] = float(row[V_ENDED])
                 self._active[i] = on
+
+    def take_clock(self, state):
+        """The clock's state after the samples taken (its last start and end
+        of each event, whether it is active)."""
+        for i, (name, row) in enumerate(zip(self.events.names, state)):
+            started, ended, on = float(row[V_STARTED]), float(row[V_ENDED]), row[V_ACTIVE] > 0.5
+            if np.isnan(started):
+                continue
+            spans = self.intervals[name]
+            if not spans or spans[-1][0] < started:      # a start no sample saw
+                spans.append([started, None])
+            if not on and spans[-1][1] is None:          # ended after the last sample
+                spans[-1][1] = ended
+            self._active[i] = on
 
     def entries(self):
         """[{name, type, intervals}] for episode.json."""

@@ -67,15 +67,22 @@ class _Agent:
         self.delay_s = delay_s
         self.line = DelayLine(delay_s, PHYSICS_HZ)   # the INS rows until their delivery
 
-    def block(self, k_end, ins_k, ins, truth_k, truth, ins_events=None, truth_events=None):
+    def block(self, k_end, ins_k, ins, truth_k, truth, ins_events=None, truth_events=None,
+              ins_truth=None):
         rows = {}
         if self.ins is not None:
             for i, (k, o) in enumerate(zip(ins_k.tolist(), ins.tolist())):
                 rows[k] = ins_row(o, *self.spec)
                 self.line.push(k, rows[k] if ins_events is None else
                                with_event_names(dict(rows[k]), ins_events[i]))
+        points = rows         # the INS point's truth: of every epoch, dropped ones too
+        if ins_truth is not None and self.ins is not None:
+            points = dict(rows)
+            for k, o in zip(ins_truth[0].tolist(), ins_truth[1].tolist()):
+                if k not in points:
+                    points[k] = ins_row(o, *self.spec)
         for i, (k, t) in enumerate(zip(truth_k.tolist(), truth.tolist())):
-            row = truth_row(k, t, rows.get(k))
+            row = truth_row(k, t, points.get(k))
             if truth_events is not None:
                 with_event_names(row, truth_events[i])
             self.truth.write(row, check_finite=False)  # checked arrays
@@ -103,8 +110,10 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
     to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
-    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth, ins_events, truth_events)])``
-    (the names of the events active at each row, or None), ``('close',)``.
+    ``('block', k_end, [(agent, ins_k, ins, truth_k, truth, ins_events, truth_events,
+    ins_truth)])`` (the names of the events active at each row, or None; the
+    epochs as computed, (steps, results), when a dropout left some out of
+    ``ins``: the truth rows keep their INS point), ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
@@ -180,9 +189,10 @@ class RowProcess:
 
     def send_block(self, k_end, items):
         """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth[,
-        ins_events, truth_events]) with the arrays of
+        ins_events, truth_events, ins_truth]) with the arrays of
         :class:`acres_sim.core.block.Block` (and the names of the events active
-        at each row); INS rows delivered before step ``k_end`` are written now."""
+        at each row, and the epochs as computed when a dropout left some out);
+        INS rows delivered before step ``k_end`` are written now."""
         if self._error is not None:
             self._reported = True
             raise self._error

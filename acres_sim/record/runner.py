@@ -396,12 +396,15 @@ class _Recording:
         if not views:
             return agent.index, ins_k, ins, b.truth_k, b.truth
         agent.intervals.take(b.truth_ev)
+        agent.intervals.take_clock(events.state)
         status = agent.status.messages(b.truth_k, b.truth_ev)
         if status:
             entries.append(_joined('/diagnostics', [self.timeline.ns(k) for k, _ in status],
                                    [data for _, data in status]))
         truth_names = [events.active_names(view) for view in b.truth_ev]
-        return agent.index, ins_k, ins, b.truth_k, b.truth, ins_names, truth_names
+        # a dropout leaves epochs out of the INS rows, not their truth out of truth.jsonl
+        ins_truth = (b.ins_k, b.ins) if len(ins_k) < len(b.ins_k) else None
+        return agent.index, ins_k, ins, b.truth_k, b.truth, ins_names, truth_names, ins_truth
 
     def _deliver(self, agent, k_end, entries):
         """Every sample delivered before step ``k_end``: its file row and topics
