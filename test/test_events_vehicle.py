@@ -152,6 +152,9 @@ def bag_stamps(folder):
         stamps = [struct.unpack_from('<iI', data, 4) for data in datas]
         out[topic] = [(round((sec * 10**9 + nsec - t0_ns) / 1e9 * HZ), data)
                       for (sec, nsec), data in zip(stamps, datas)]
+    # /diagnostics: the receiver's statuses (the vehicle's event status is its own series)
+    out['/diagnostics'] = [(k, data) for k, data in out['/diagnostics']
+                           if b'gnss_receiver' in data]
     nmea, fixes = messages['/gnss_receiver/nmea'], out['/gnss_receiver/fix']
     assert len(nmea) == len(fixes)
     out['/gnss_receiver/nmea'] = [(k, data) for (k, _fix), data in zip(fixes, nmea)]
