@@ -10,7 +10,9 @@ The default route (acre_demo) ends after about two minutes and the vehicle
 then stays parked; ``--route bench/routes/loop_laps.yaml`` keeps it driving
 (100 laps of the field loop, about 75 minutes).  ``--terrain acre
 --vibration`` runs it on the packaged terrain with every vibration on (the
-cost of the ride's degrees of freedom).
+cost of the ride's degrees of freedom).  ``--event YAML`` (repeatable) adds
+fault events, as ``acres-sim record --event`` does (``--event-set`` adds a
+set of seven that act over the whole run: the cost of the fault models).
 Warm-up run first (JIT and cache load excluded); ``--repeat`` runs of each,
 median and range (the machine is shared: runs differ by a third); the real-time
 factor is the recorder's loop (episode.json's ``real_time_factor``), the wall
@@ -38,10 +40,27 @@ from acres_sim.record.runner import RecordRequest, record
 from acres_sim.rig import RigOptions
 
 
-def models_only(seconds, route_name, terrain='flat', vibration=False):
+# Seven events active from start to end: the receiver, the IMU and the output faults work
+# at every sample (fix cap, multipath and glitch on the GNSS, a wall of the sky, jamming, IMU
+# bias and scale).
+EVENT_SET = ("{type: gnss_denial, azimuth_deg: [200, 260], below_elevation_deg: 20}",
+             "{type: jamming, j_over_s_db: 15}", "{type: multipath, reflector_index: 0.1}",
+             "{type: glitch, drift_enu_mps: [0.001, 0, 0]}", "{type: fix_cap, state: rtk_fixed}",
+             "{type: imu_bias, accel_mps2: [0.01, 0, 0]}", "{type: imu_scale, accel: [1.01, 1, 1]}")
+
+
+def _events(texts):
+    from acres_sim.config.events import parse_event, read_events
+
+    entries = [entry for text in texts for entry in parse_event(text)]
+    return read_events(entries, None, 'bench').for_vehicle(None) if entries else None
+
+
+def models_only(seconds, route_name, terrain='flat', vibration=False, events=()):
     overrides = {'vibration.engine': True, 'vibration.parked_jitter': True} if vibration else {}
     config = load_config(rig='polaris', overrides=overrides)
-    vehicle = build_vehicle(config, 'polaris', route=vehicle_route('polaris', route_name))
+    vehicle = build_vehicle(config, 'polaris', route=vehicle_route('polaris', route_name),
+                            events=_events(events))
     ground = load_terrain(terrain, config['seed'])
     steps = int(round(seconds * PHYSICS_HZ))
     sim = rig_simulation([vehicle], steps, ground=None if ground is None else ground.field)
@@ -69,7 +88,7 @@ def _children_rss_mb():
     return total
 
 
-def whole_recorder(seconds, route_name, terrain='flat', vibration=False):
+def whole_recorder(seconds, route_name, terrain='flat', vibration=False, events=()):
     """(loop real-time factor, wall time of the whole record() [s], child peak RSS [MB])."""
     peak = [0.0]
     done = threading.Event()
@@ -85,8 +104,8 @@ def whole_recorder(seconds, route_name, terrain='flat', vibration=False):
         overrides = ({'vibration.engine': True, 'vibration.parked_jitter': True}
                      if vibration else {})
         episode = record(RecordRequest('polaris', Path(folder), RigOptions(
-            duration_s=seconds, route=route_name, terrain=terrain, overrides=overrides),
-            progress=False))[0]
+            duration_s=seconds, route=route_name, terrain=terrain, overrides=overrides,
+            events=tuple(events)), progress=False))[0]
         wall = time.perf_counter() - start
     done.set()
     watcher.join()
@@ -103,8 +122,13 @@ def main(argv=None):
                         help='flat (default), a packaged terrain (acre) or a terrain file')
     parser.add_argument('--vibration', action='store_true',
                         help='engine vibration and the parked jitter on')
+    parser.add_argument('--event', action='append', default=[], metavar='YAML',
+                        help='a fault event, as acres-sim record --event takes it (repeatable)')
+    parser.add_argument('--event-set', action='store_true',
+                        help='seven fault events active from start to end (EVENT_SET)')
     args = parser.parse_args(argv)
-    ground = dict(terrain=args.terrain, vibration=args.vibration)
+    events = [*args.event, *(EVENT_SET if args.event_set else ())]
+    ground = dict(terrain=args.terrain, vibration=args.vibration, events=events)
     models_only(2.0, args.route, **ground)
     whole_recorder(2.0, args.route, **ground)
     models = [models_only(args.seconds, args.route, **ground) for _ in range(args.repeat)]
@@ -119,7 +143,8 @@ def main(argv=None):
         return f'(range {min(values):.0f}-{max(values):.0f})' if len(values) > 1 else ''
 
     print(f'one Polaris, {args.seconds:g} s simulated, route {args.route}, terrain '
-          f'{args.terrain}{", vibration" if args.vibration else ""}, {args.repeat} run(s) each')
+          f'{args.terrain}{", vibration" if args.vibration else ""}'
+          f'{f", {len(events)} events" if events else ""}, {args.repeat} run(s) each')
     print(f'  models alone          {results["models_only_x"]:8.1f}x real time {spread(models)}')
     print(f'  recorder, all files   {results["recorder_x"]:8.1f}x real time '
           f'{spread([r[0] for r in recorder])}; whole command {results["recorder_wall_s"]:.1f} s')

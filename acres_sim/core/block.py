@@ -202,6 +202,15 @@ def _teleport(x, vehicle, events, t):
 
 
 @njit(cache=True)
+def _put_row(row, p, q, v, w):
+    """A truth record (core.truth's T_* layout): p, q, v, w."""
+    for j in range(3):
+        row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
+    for j in range(4):
+        row[T_Q + j] = q[j]
+
+
+@njit(cache=True)
 def _view(events, room, n):
     """The events' views at this sample into ``room[n]``."""
     for i in range(events.state.shape[0]):
@@ -229,17 +238,19 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, sc
     due, period = schedule.due, schedule.period
     n_imu = n_ins = n_truth = n_gnss = 0
     shaken = vibrates(vehicle.params)
+    has_events = events.state.shape[0] > 0     # none: the event code is never asked
     view = events.state[:, :VIEW_SIZE]
     for k in range(k0, k1):
         t = k / PHYSICS_HZ
-        teleported = _teleport(x, vehicle, events, t)
+        teleported = has_events and _teleport(x, vehicle, events, t)
         R, p_c = truth_from_state(x, com)
         p = x[S_PX:S_PZ + 1]
         v = x[S_VX:S_VZ + 1]
         w = x[S_WX:S_WZ + 1]
         if shaken:
             p, p_c, v = shaken_truth(x, vehicle.params, com, k, R, p, v)
-        advance_events(events.times, events.zones, t, p[0], p[1], p[2], events.state)
+        if has_events:
+            advance_events(events.times, events.zones, t, p[0], p[1], p[2], events.state)
         if imu.on:
             restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1 or teleported
             imu.last_step[0] = k
@@ -247,8 +258,9 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, sc
             if imu_takes_sample(imu.memory, _due(due, DUE_IMU, period, t)):
                 imu_sample_values(imu.memory, imu.bias, imu.sigma[0], imu.sigma[1], imu.rng,
                                   out.imu[n_imu])
-                imu_faults(events.effects, view, t, out.imu[n_imu])
-                _view(events, out.imu_ev, n_imu)
+                if has_events:
+                    imu_faults(events.effects, view, t, out.imu[n_imu])
+                    _view(events, out.imu_ev, n_imu)
                 out.imu_k[n_imu] = k
                 n_imu += 1
         if teleported:
@@ -263,34 +275,27 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, sc
             ins_epoch_kernel(p, R, v, w, p_c, ins.lever, first, gravity_only, dt, ins.sigma,
                              ins.values, ins.memory, decimal_year_kernel(t, ins.years), ins.site,
                              ins.frame, ins.lam_c, out.ins[n_ins])
-            _view(events, out.ins_ev, n_ins)
+            if has_events:
+                _view(events, out.ins_ev, n_ins)
             out.ins_k[n_ins] = k
             n_ins += 1
         if _due(due, DUE_TRUTH, period, t):
-            row = out.truth[n_truth]
-            q = quat_from_matrix(R)
-            for j in range(3):
-                row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
-            for j in range(4):
-                row[T_Q + j] = q[j]
-            _view(events, out.truth_ev, n_truth)
+            _put_row(out.truth[n_truth], p, quat_from_matrix(R), v, w)
+            if has_events:
+                _view(events, out.truth_ev, n_truth)
             out.truth_k[n_truth] = k
             n_truth += 1
         if gnss.on and _due(due, DUE_GNSS, period, t):
             out.gnss_antenna[n_gnss] = point_at_lever_arm(p, R, gnss.antenna_arm)
-            _view(events, out.gnss_ev, n_gnss)
+            if has_events:
+                _view(events, out.gnss_ev, n_gnss)
             out.gnss_k[n_gnss] = k
             n_gnss += 1
-        row = out.states[k - k0]
-        for j in range(3):
-            row[T_P + j], row[T_V + j], row[T_W + j] = p[j], v[j], w[j]
-        for j in range(4):
-            row[T_Q + j] = x[S_QX + j]
-        command = vehicle.command
-        if stopped(events.effects, view):
+        _put_row(out.states[k - k0], p, x[S_QX:S_QX + 4], v, w)
+        if has_events and stopped(events.effects, view):
             speed, yaw_rate = 0.0, 0.0
-        elif command[0] > 0.5:
-            speed, yaw_rate = command[1], command[2]
+        elif vehicle.command[0] > 0.5:
+            speed, yaw_rate = vehicle.command[1], vehicle.command[2]
         else:
             speed, yaw_rate = _follow(p, R, v, k, route)
         if k < k_last:

@@ -110,40 +110,46 @@ def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, 
     ellipsoid at the epoch.  ``effects`` (events.EventEffects) and ``views``
     (n, events, 3: each event's view at the epoch) are the fault events;
     ``denied`` room for their satellite mask."""
+    events_on = effects.kind.shape[0] > 0
     for i in range(times.shape[0]):
         t = times[i]
         first = last_t < 0.0
         dt = FIRST_EPOCH_DT_S if first else t - last_t
         ev = views[i]
-        baseline, switched = base_switched(effects, ev, t, last_t)
-        last_t = t
         out = records[i]
         sky = out[REC_SKY:REC_SKY + SKY_SIZE]
         satellite_los_enu(t, constellation, site, los)
-        deny_satellites(effects, ev, los, denied)
+        baseline, switched, latency, all_outages = math.nan, False, correction_latency_s, outages
+        if events_on:         # the fault events (none: nothing is asked, nothing changes)
+            baseline, switched = base_switched(effects, ev, t, last_t)
+            deny_satellites(effects, ev, los, denied)
+            latency, all_outages = correction_terms(effects, ev, t, correction_latency_s,
+                                                    outages)
+        last_t = t
         sky_epoch(los, constellation.system, system_on, antennas[i, 0], antennas[i, 1],
                   antennas[i, 2], boxes, cylinders, spheres, sky_params, denied, classes, sky)
-        extra = extra_reflector(effects, ev)
-        if extra != 0.0:
-            sky[SKY_REFLECTOR] += extra
+        if events_on and extra_reflector(effects, ev) != 0.0:     # a multipath event
+            sky[SKY_REFLECTOR] += extra_reflector(effects, ev)
             sky[SKY_MULTIPATH] = multipath_index(sky[SKY_N_NEAR], sky[SKY_N_FOLIAGE],
                                                  sky[SKY_N_USED], sky[SKY_REFLECTOR])
-        latency, all_outages = correction_terms(effects, ev, t, correction_latency_s, outages)
         age = correction_age(t, correction_interval_s, latency, all_outages, rtk.cold_start)
         draw_epoch_values(rng_state, values)
         if switched:
             lose_lock(fix_state, t)
         fix = fix_state_step(fix_state, rtk, t, dt, int(sky[SKY_N_USED]), int(sky[SKY_N_CLEAR]),
                              sky[SKY_PDOP], age, sky[SKY_MULTIPATH], values[UNIFORM], values[G_T])
-        fix = fix_cap(effects, ev, fix)
+        white = 1.0
+        if events_on:
+            fix = fix_cap(effects, ev, fix)
+            white = jamming_noise_factor(effects, ev, los, classes)
         tau, k_h, k_v, dt_used = error_epoch(
             errors, fix, t, dt, first, fix_state[T_LOCK], sky[SKY_HDOP], sky[SKY_VDOP],
             sky[SKY_HDOP_ALL], sky[SKY_VDOP_ALL], sky[SKY_MULTIPATH], values, u, z,
             out[REC_SIGMA_GM:REC_SIGMA_GM + 3], out[REC_SIGMA_WHITE:REC_SIGMA_WHITE + 3],
             out[REC_SIGMA_MP:REC_SIGMA_MP + 3], out[REC_ERROR:REC_ERROR + 3],
-            errors.baseline_km if math.isnan(baseline) else baseline,
-            jamming_noise_factor(effects, ev, los, classes))
-        glitch_offset(effects, ev, t, out[REC_ERROR:REC_ERROR + 3])
+            errors.baseline_km if math.isnan(baseline) else baseline, white)
+        if events_on:
+            glitch_offset(effects, ev, t, out[REC_ERROR:REC_ERROR + 3])
         out[REC_FIX], out[REC_AGE], out[REC_TAU] = fix, age, tau
         out[REC_K_H], out[REC_K_V], out[REC_DT] = k_h, k_v, dt_used
         out[REC_LOCKED], out[REC_T_LOCK] = fix_state[LOCKED], fix_state[T_LOCK]
