@@ -456,6 +456,8 @@ def test_fix_cap_dgps_reports_dgps_with_the_dgps_sigmas(base, tmp_path_factory):
             inside += 1
             assert row['events'] == ['cap']
             assert row['fix_type'] == 'dgps' and row['gga_quality'] == 2, t
+            # the lock behind the cap is not reported: a dgps row has none, as without a cap
+            assert row['rtk_lock_age_s'] is None and row['rtk_time_to_fix_s'] is None
             k_h, k_v, m = row['model']['k_h'], row['model']['k_v'], row['multipath_index']
             gm = [dgps('sigma_h_m') * k_h] * 2 + [dgps('sigma_v_m') * k_v]
             white = [dgps('white_h_m') * k_h] * 2 + [dgps('white_v_m') * k_v]

@@ -35,9 +35,9 @@ from acres_sim.core.events import (base_switched, correction_terms, deny_satelli
                                    extra_reflector, fix_cap, glitch_offset, jamming_noise_factor,
                                    no_effects)
 from acres_sim.core.event_clock import VIEW_SIZE, quiet_views
-from acres_sim.core.gnss.fix_state import (CONVERGE, GGA_QUALITY, LOCKED, NO_FIX, STATE_NAMES,
-                                           T_LOCK, TIME_TO_FIX, RtkParams, fix_state_step,
-                                           initial_fix_state, lose_lock)
+from acres_sim.core.gnss.fix_state import (CONVERGE, GGA_QUALITY, LOCKED, NO_FIX, RTK_FLOAT,
+                                           STATE_NAMES, T_LOCK, TIME_TO_FIX, RtkParams,
+                                           fix_state_step, initial_fix_state, lose_lock)
 from acres_sim.core.gnss.nmea import gga_sentence
 from acres_sim.core.gnss.sky import (SKY_HDOP, SKY_HDOP_ALL, SKY_MULTIPATH, SKY_N_ABOVE_MASK,
                                      SKY_N_BLOCKED, SKY_N_CLEAR, SKY_N_FOLIAGE, SKY_N_NEAR,
@@ -152,7 +152,9 @@ def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, 
             glitch_offset(effects, ev, t, out[REC_ERROR:REC_ERROR + 3])
         out[REC_FIX], out[REC_AGE], out[REC_TAU] = fix, age, tau
         out[REC_K_H], out[REC_K_V], out[REC_DT] = k_h, k_v, dt_used
-        out[REC_LOCKED], out[REC_T_LOCK] = fix_state[LOCKED], fix_state[T_LOCK]
+        # a lock is reported in RTK only (under a fix cap the machine keeps one behind it)
+        out[REC_LOCKED] = fix_state[LOCKED] if fix >= RTK_FLOAT else 0.0
+        out[REC_T_LOCK] = fix_state[T_LOCK]
         out[REC_CONVERGE], out[REC_TIME_TO_FIX] = fix_state[CONVERGE], fix_state[TIME_TO_FIX]
         if fix == NO_FIX:
             out[REC_GEODETIC:REC_GEODETIC + 9] = np.nan
