@@ -64,8 +64,9 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
-from acres_sim.core.event_clock import (VIEW_SIZE, EventTimes, advance_events, due_at_time,
-                                        initial_state, make_event_times)
+from acres_sim.core.event_clock import (ST_ACTIVE, ST_ENDED, ST_STARTED, VIEW_SIZE, EventTimes,
+                                        advance_events, due_at_time, initial_state,
+                                        make_event_times)
 from acres_sim.core.zones import Zones, no_zones
 
 __all__ = [
@@ -101,8 +102,8 @@ P_POSE = 0                                   # TELEPORT: x, y [m], yaw [rad]
 SENSOR_GNSS, SENSOR_IMU, SENSOR_INS = 1, 2, 4
 OUT_KEPT, OUT_DROPPED, OUT_FROZEN = 0, 1, 2
 
-# The view of an event at a sample (the first columns of the event clock's state).
-V_ACTIVE, V_STARTED, V_ENDED = 0, 1, 2
+# The view of an event at a sample: the first columns of the event clock's state.
+V_ACTIVE, V_STARTED, V_ENDED = ST_ACTIVE, ST_STARTED, ST_ENDED
 
 CN0_ZENITH_DBHZ = 48.0       # open-sky C/N0 of a satellite at the zenith
 CN0_HORIZON_DBHZ = 36.0      # ... at the horizon

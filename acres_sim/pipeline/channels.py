@@ -255,8 +255,8 @@ class InsChannel(_Channel):
         stamps [ns], Encoded) in publishing order: odometry, its TF on /tf
         (with ``tf``), fix, IMU, velocity (if the vehicle has it), ground truth
         -- the last of ``truth`` = (steps, results) when given: the epochs as
-        computed, of which a dropout or freeze (:meth:`faulted`) leaves the
-        ground truth alone."""
+        computed, whose ground truth a dropout (:meth:`faulted`) leaves alone
+        (a freeze keeps the truth columns fresh itself)."""
         t_ns = self.timeline.ns_of_steps(steps)
         out = [(TF_TOPIC if kind == 'tf' else getattr(self.names, kind), t_ns, encoded)
                for kind, encoded in self.batches.ins_topics(results, t_ns, self.names,

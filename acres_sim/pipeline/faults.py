@@ -13,8 +13,8 @@ whose events never trigger writes the rows of a run without events.
 
 import numpy as np
 
-from acres_sim.core.events import (KINDS, OUT_DROPPED, OUT_FROZEN, V_ACTIVE, V_ENDED, V_STARTED,
-                                   output_fault)
+from acres_sim.core.events import (KINDS, OUT_DROPPED, OUT_FROZEN, OUT_KEPT, V_ACTIVE, V_ENDED,
+                                   V_STARTED, output_fault)
 
 __all__ = ['ActiveIntervals', 'EVENTS_KEY', 'OutputFaults', 'with_event_names']
 
@@ -46,7 +46,7 @@ class OutputFaults:
     def fault(self, view):
         """OUT_KEPT, OUT_DROPPED or OUT_FROZEN for a sample with the events' ``view``."""
         if view is None or not len(self.events):
-            return 0
+            return OUT_KEPT
         return output_fault(self.events.effects, view, self.sensor)
 
     def names(self, view):
@@ -58,6 +58,8 @@ class OutputFaults:
     def row(self, row, view):
         """One sample's row: the row to send (the last one kept, when frozen;
         a copy with the event names), or None when dropped."""
+        if view is None or not len(self.events):
+            return row
         fault = self.fault(view)
         if fault == OUT_DROPPED or (fault == OUT_FROZEN and self.last is None):
             return None

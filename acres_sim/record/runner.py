@@ -375,7 +375,8 @@ class _Recording:
         if 'ins' in channels and len(b.ins_k):
             ins_k, ins, ins_names = channels['ins'].faulted(b.ins_k, b.ins,
                                                             b.ins_ev if len(events) else None)
-            self._ins_topics(agent, ins_k, ins, entries, (b.ins_k, b.ins))
+            dropped = len(ins_k) < len(b.ins_k)     # a dropout: the ground truth goes on
+            self._ins_topics(agent, ins_k, ins, entries, (b.ins_k, b.ins) if dropped else None)
             # the rows themselves are the row writer's; the report keeps a few values
             variance = {'position_covariance': agent.vehicle.ins.position_variance}
             for k, values in zip(ins_k.tolist(), ins[:, [P_INS, P_INS + 1, P_INS + 2,
