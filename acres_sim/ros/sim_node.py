@@ -575,8 +575,9 @@ class SimNode(Node):
         steps, results, _names = agent.ins_channel.faulted(b.ins_k, b.ins,
                                                            b.ins_ev if len(events) else None)
         step_of = dict(zip(self.timeline.ns_of_steps(b.ins_k).tolist(), b.ins_k.tolist()))
-        truth = (b.ins_k, b.ins) if len(steps) < len(b.ins_k) else None   # a dropout
-        for topic, t_ns, encoded in agent.ins_channel.encode_epochs(steps, results, tf, truth):
+        computed = (b.ins_k, b.ins) if len(steps) < len(b.ins_k) else None   # a dropout
+        for topic, t_ns, encoded in agent.ins_channel.encode_epochs(steps, results, tf,
+                                                                    computed):
             pub = self.tf.dynamic if topic == TF_TOPIC else agent.pubs[topic]
             for ns, data in zip(t_ns.tolist(), encoded.messages()):
                 ins_at.setdefault(step_of[ns], []).append((pub, data))
