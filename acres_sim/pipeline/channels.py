@@ -32,8 +32,8 @@ from acres_sim.core.ins_row import P_N
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.faults import OutputFaults, with_event_names
-from acres_sim.pipeline.rows import timed_row
+from acres_sim.pipeline.faults import OutputFaults
+from acres_sim.pipeline.rows import timed_row, with_event_names
 from acres_sim.pipeline.topics import (ANTENNA_FRAME, BASE_FRAME, GNSS_TOPICS, IMU_FRAME,
                                        IMU_TOPIC, UTM_FRAME)
 

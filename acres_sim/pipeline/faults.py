@@ -7,25 +7,18 @@ kept, dropped (a dropout: no row, no message) or frozen (a freeze: the last
 output that was kept, again, at the new sample's time; dropped when there is
 none yet).  The model under it runs on and draws as always.  Rows of a
 sample at which events are active carry their names under ``events``
-(:data:`EVENTS_KEY`); rows without an active event have no such key, so a run
-whose events never trigger writes the rows of a run without events.
+(:func:`acres_sim.pipeline.rows.with_event_names`); rows without an active
+event have no such key, so a run whose events never trigger writes the rows
+of a run without events.
 """
 
 import numpy as np
 
 from acres_sim.core.events import (KINDS, OUT_DROPPED, OUT_FROZEN, OUT_KEPT, V_ACTIVE, V_ENDED,
                                    V_STARTED, output_fault)
+from acres_sim.pipeline.rows import with_event_names
 
-__all__ = ['ActiveIntervals', 'EVENTS_KEY', 'OutputFaults', 'with_event_names']
-
-EVENTS_KEY = 'events'
-
-
-def with_event_names(row, names):
-    """``row`` with the ``names`` of the active events (as it is without any)."""
-    if names:
-        row[EVENTS_KEY] = list(names)
-    return row
+__all__ = ['ActiveIntervals', 'OutputFaults']
 
 
 class OutputFaults:

@@ -2,11 +2,23 @@
 when the sensor sampled, when the sample became available, when the delay
 line delivered it (null: the run ended before its time came).  The recorder
 writes these rows; the live nodes stamp their messages from the same steps.
+A row sampled while fault events are active names them under ``events``
+(:func:`with_event_names`; no key when none is).  Nothing here loads numba:
+the row writer process imports it.
 """
 
 from acres_sim.core.truth import PHYSICS_HZ
 
-__all__ = ['timed_row']
+__all__ = ['EVENTS_KEY', 'timed_row', 'with_event_names']
+
+EVENTS_KEY = 'events'
+
+
+def with_event_names(row, names):
+    """``row`` with the ``names`` of the active events (as it is without any)."""
+    if names:
+        row[EVENTS_KEY] = list(names)
+    return row
 
 
 def timed_row(row, k_sample, delivery_time, delay_s):

@@ -27,8 +27,7 @@ import traceback
 from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
-from acres_sim.pipeline.faults import with_event_names
-from acres_sim.pipeline.rows import timed_row
+from acres_sim.pipeline.rows import timed_row, with_event_names
 from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
                                     ignore_interrupts, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
