@@ -87,8 +87,7 @@ class SimInjections:
     def poll(self, step):
         """Take the waiting requests; ``step`` is the next step to compute."""
         take_all(self.sub, self._on_request)
-        for agent in self.agents:
-            take_all(agent.applied_sub, lambda m, agent=agent: self._on_applied(agent, m))
+        self._take_acks()
         requests, self.requests = self.requests, []
         for text in requests:
             self._take(text, step)
@@ -142,7 +141,7 @@ class SimInjections:
             if entry['log'] == 'inject':     # its status on /diagnostics from this step on
                 agent.status.known_from[entry['event']['name']] = entry['step']
             agent.revision += 1
-            agent.events_pub.publish(String(data=_text({**entry, 'revision': agent.revision})))
+            agent.events_pub.publish(event_log({**entry, 'revision': agent.revision}))
             self.pending.append((agent, agent.revision, entry['step']))
 
     # -- the hold
@@ -153,7 +152,8 @@ class SimInjections:
             return
         deadline = time.monotonic() + ACK_TIMEOUT_S
         while not stop.is_set():
-            self.poll_acks()
+            self._take_acks()
+            self.node.poll_progress()
             waiting = self._waiting(k)
             if not waiting:
                 break
@@ -165,10 +165,9 @@ class SimInjections:
             time.sleep(POLL_S)
         self.pending = [p for p in self.pending if p[2] > k]
 
-    def poll_acks(self):
+    def _take_acks(self):
         for agent in self.agents:
             take_all(agent.applied_sub, lambda m, agent=agent: self._on_applied(agent, m))
-        self.node.poll_progress()
 
     def _waiting(self, k):
         """The sensor nodes (those that say which entry they took, and report
@@ -189,10 +188,6 @@ def apply_entry(plan, entry):
         event = {k: v for k, v in entry['event'].items() if k != 'vehicles'}
         return read_events([event], None, 'event log', None, plan=plan)
     return clear(plan, entry['name'], entry['step'], 'event log')[1]
-
-
-def _text(entry):
-    return json.dumps(entry, sort_keys=True, allow_nan=False)
 
 
 class SensorEvents:
