@@ -269,7 +269,16 @@ INS = StreamSpec('ins', 5045, 6, AgentOffset.ALWAYS)
 TERRAIN_ROUGHNESS = StreamSpec('terrain_roughness', 7063, 8, AgentOffset.NEVER)
 """The surface roughness of the ground, which every vehicle drives on (never shifted)."""
 
-STREAMS = {s.name: s for s in (GNSS_ERRORS, IMU, GNSS_CONSTELLATION, INS, TERRAIN_ROUGHNESS)}
+# acres_sim's further sensors (not in the spec): each its own stream, shifted per
+# agent as the GNSS-error and IMU streams are.
+BAROMETER = StreamSpec('barometer', 9091, 10, AgentOffset.IF_ALL)
+MAGNETOMETER = StreamSpec('magnetometer', 11113, 12, AgentOffset.IF_ALL)
+WHEEL_ODOMETRY = StreamSpec('wheel_odometry', 13147, 14, AgentOffset.IF_ALL)
+RADAR = StreamSpec('radar', 15161, 16, AgentOffset.IF_ALL)
+GNSS_HEADING = StreamSpec('gnss_heading', 17183, 18, AgentOffset.IF_ALL)
+
+STREAMS = {s.name: s for s in (GNSS_ERRORS, IMU, GNSS_CONSTELLATION, INS, TERRAIN_ROUGHNESS,
+                               BAROMETER, MAGNETOMETER, WHEEL_ODOMETRY, RADAR, GNSS_HEADING)}
 """Stream name -> :class:`StreamSpec`."""
 
 

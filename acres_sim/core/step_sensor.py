@@ -1,0 +1,98 @@
+"""What the sensors sampled from the vehicle's state share: a barometer,
+magnetometer, wheel odometry or radar reads nothing but the state the physics
+holds at each step (p, the state's quaternion, v, w; ``core.truth``'s T_*
+layout, the rows of ``Block.states``), so one numba kernel per sensor runs it
+over a block of steps.  The recorder and the live sim node both call it on
+the same blocks, so both get the same numbers.
+
+A sensor module gives:
+
+* ``<Name>Params``: a NamedTuple of plain numbers (SI units), with ``hz``
+  and ``noise``;
+* ``VALUES_PER_SAMPLE``: the Gaussians it draws per sample, the same in every
+  state and with ``noise`` off (then its errors are zero, the values drawn);
+* ``SAMPLE_SIZE`` (floats per sample), ``MEMORY_SIZE`` (floats it carries
+  from sample to sample: a Gauss-Markov state, the pose it integrated, the
+  previous velocity);
+* ``<name>_block(k0, states, due, period, params, rng, memory, out_k, out)``,
+  the kernel: for each step k = k0 + i of ``states`` (t = k / 120) it asks
+  the spec's Due (:func:`due_now`) and, when it answers, writes the sample
+  into ``out[n]`` and k into ``out_k[n]``; it returns n.  ``params`` is a
+  float64 row (:meth:`StepSensor.params_row`), ``rng`` the stream's state,
+  ``memory`` its state, advanced in place;
+* a :class:`StepSensor` subclass naming the kernel
+  (``kernel = staticmethod(<name>_block)``) and its sizes, and turning a
+  sample into its file row (:meth:`StepSensor.row`).
+
+Each sensor has its own PCG32 stream (``core.rng``'s table).
+"""
+
+from typing import NamedTuple
+
+from numba import njit
+import numpy as np
+
+from acres_sim.core.rng import Pcg32
+from acres_sim.core.schedule import DUE_TOLERANCE_S
+from acres_sim.core.truth import PHYSICS_HZ
+
+__all__ = ['StepSensor', 'due_now']
+
+
+@njit(cache=True)
+def due_now(due, period, t):
+    """The spec's Due on the one-element array ``due`` (advanced when True)."""
+    if t + DUE_TOLERANCE_S >= due[0]:
+        due[0] += period
+        return True
+    return False
+
+
+class StepSensor:
+    """One sensor sampled from the per-step state: its parameters, noise
+    stream, memory and Due.  Subclasses set ``kernel``, ``SAMPLE_SIZE`` and
+    ``MEMORY_SIZE``, and may override :meth:`start_memory` and :meth:`row`."""
+
+    kernel = None
+    SAMPLE_SIZE = 0
+    MEMORY_SIZE = 0
+
+    def __init__(self, params: NamedTuple, rng: Pcg32):
+        self.params = params
+        self.rng = rng
+        self._row = self.params_row(params)
+        self.reset()
+
+    @staticmethod
+    def params_row(params) -> np.ndarray:
+        """The parameters as the kernel takes them: a float64 row in field order."""
+        return np.array([float(x) for x in params], dtype=np.float64)
+
+    def start_memory(self) -> np.ndarray:
+        """The memory at the start (zeros by default)."""
+        return np.zeros(self.MEMORY_SIZE)
+
+    def reset(self):
+        """Start again: first sample at the next step run; memory from the start
+        (the stream goes on: a reset draws nothing)."""
+        self.memory = self.start_memory()
+        self.due = np.array([-1.0])       # < 0: due at the first step run
+        self.started = False
+
+    def run_block(self, k0, states):
+        """The samples of the steps k0 .. k0 + len(states) - 1: (steps (n,),
+        samples (n, SAMPLE_SIZE))."""
+        states = np.ascontiguousarray(states, dtype=np.float64)
+        if not self.started:
+            self.due[0] = k0 / PHYSICS_HZ
+            self.started = True
+        n_max = states.shape[0]
+        out_k = np.zeros(n_max, dtype=np.int64)
+        out = np.zeros((n_max, self.SAMPLE_SIZE))
+        n = self.kernel(k0, states, self.due, 1.0 / float(self.params.hz), self._row,
+                        self.rng.state, self.memory, out_k, out)
+        return out_k[:n], out[:n]
+
+    def row(self, sample) -> dict:
+        """The file row of one sample (a list of SAMPLE_SIZE floats)."""
+        raise NotImplementedError
