@@ -372,21 +372,25 @@ def test_stream_table_values():
     (True, 0, {'gnss_errors': 1000, 'imu': 2009,
                'gnss_constellation': 4027, 'ins': 6045,
                'terrain_roughness': 8063,
-               'barometer': 10091, 'magnetometer': 12113, 'wheel_odometry': 14147, 'radar': 16161, 'gnss_heading': 18183}),
+                'barometer': 10091, 'magnetometer': 12113, 'wheel_odometry': 14147,
+                'radar': 16161, 'gnss_heading': 18183}),
     (False, 0, {'gnss_errors': 1000, 'imu': 2009,
                 'gnss_constellation': 4027, 'ins': 6045,
                 'terrain_roughness': 8063,
-               'barometer': 10091, 'magnetometer': 12113, 'wheel_odometry': 14147, 'radar': 16161, 'gnss_heading': 18183}),
+                'barometer': 10091, 'magnetometer': 12113, 'wheel_odometry': 14147,
+                'radar': 16161, 'gnss_heading': 18183}),
     # agent 3, default: everything but the sky and the ground moves by 3 * 7919 = 23757
     (True, 3, {'gnss_errors': 24757, 'imu': 25766,
                'gnss_constellation': 4027, 'ins': 29802,
                'terrain_roughness': 8063,
-               'barometer': 33848, 'magnetometer': 35870, 'wheel_odometry': 37904, 'radar': 39918, 'gnss_heading': 41940}),
+                'barometer': 33848, 'magnetometer': 35870, 'wheel_odometry': 37904,
+                'radar': 39918, 'gnss_heading': 41940}),
     # agent 3, original game: only INS moves
     (False, 3, {'gnss_errors': 1000, 'imu': 2009,
                 'gnss_constellation': 4027, 'ins': 29802,
                 'terrain_roughness': 8063,
-               'barometer': 10091, 'magnetometer': 12113, 'wheel_odometry': 14147, 'radar': 16161, 'gnss_heading': 18183}),
+                'barometer': 10091, 'magnetometer': 12113, 'wheel_odometry': 14147,
+                'radar': 16161, 'gnss_heading': 18183}),
 ])
 def test_stream_seeds_per_agent(offset_all, k, expected):
     got = {name: stream_seed(1000, name, k, offset_all) for name in STREAMS}
