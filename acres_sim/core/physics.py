@@ -125,6 +125,7 @@ from numba import njit, prange
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
+from acres_sim.core.environment.atmosphere import density_1976 as air_density_1976
 from acres_sim.core.frames import (CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint,
                                    point_at_lever_arm)
 from acres_sim.core.quaternion import hamilton_product, matrix_from_quat
@@ -199,41 +200,9 @@ INTEGRAL_ZONE = 0.15     # m/s: the speed PI integrates only within this error (
 
 # --------------------------------------------------------------------------- atmosphere
 
-# 1976 U.S. Standard Atmosphere: base geopotential height [m], base temperature [K],
-# lapse rate [K/m] of the layers up to 84.852 km geopotential (86 km geometric).
-_ATM_H = np.array([0.0, 11000.0, 20000.0, 32000.0, 47000.0, 51000.0, 71000.0, 84852.0])
-_ATM_T = np.array([288.15, 216.65, 216.65, 228.65, 270.65, 270.65, 214.65, 186.946])
-_ATM_L = np.array([-0.0065, 0.0, 0.001, 0.0028, 0.0, -0.0028, -0.002, 0.0])
-_ATM_P0 = 101325.0           # Pa
-_ATM_R_STAR = 8.31432        # J/(mol K), the 1976 value
-_ATM_M0 = 0.0289644          # kg/mol
-_ATM_R0 = 6356766.0          # m, Earth radius of the geopotential conversion
-_R_AIR = 287.058             # J/(kg K), specific gas constant of dry air (AirSim paper)
-
-
-@njit(cache=True)
-def air_density_1976(h_m):
-    """Air density [kg/m^3] at geometric altitude ``h_m`` (0 to 86 km): temperature
-    and pressure of the 1976 U.S. Standard Atmosphere, then rho = P / (R T)."""
-    h = _ATM_R0 * h_m / (_ATM_R0 + h_m)         # geopotential height
-    beta = STANDARD_GRAVITY_MPS2 * _ATM_M0 / _ATM_R_STAR
-    p = _ATM_P0
-    i = 0
-    while i + 1 < _ATM_H.shape[0] - 1 and h >= _ATM_H[i + 1]:
-        # pressure at the top of layer i
-        dh = _ATM_H[i + 1] - _ATM_H[i]
-        if _ATM_L[i] == 0.0:
-            p = p * math.exp(-beta * dh / _ATM_T[i])
-        else:
-            p = p * (_ATM_T[i] / (_ATM_T[i] + _ATM_L[i] * dh)) ** (beta / _ATM_L[i])
-        i += 1
-    dh = h - _ATM_H[i]
-    T = _ATM_T[i] + _ATM_L[i] * dh
-    if _ATM_L[i] == 0.0:
-        p = p * math.exp(-beta * dh / _ATM_T[i])
-    else:
-        p = p * (_ATM_T[i] / T) ** (beta / _ATM_L[i])
-    return p / (_R_AIR * T)
+# air_density_1976 (public here since the drag model was written) is the density of
+# acres_sim.core.environment.atmosphere: the 1976 U.S. Standard Atmosphere with the
+# AirSim paper's R = 287.058 J/(kg K), imported above.
 
 
 # --------------------------------------------------------------------------- parameters
