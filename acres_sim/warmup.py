@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_imu', 'warm_rig', 'warm_truth',
-           'warmed']
+__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_imu', 'warm_rig',
+           'warm_step_sensors', 'warm_truth', 'warmed']
 
 
 def cached(kernel):
@@ -65,6 +65,18 @@ def warm_imu(imu):
     imu.reset()
 
 
+def warm_step_sensors(vehicle):
+    """Three steps of each sensor of ``vehicle`` sampled from the state
+    (barometer, magnetometer, ...), each reset after."""
+    from acres_sim.core.truth import T_Q, TRUTH_SIZE
+
+    states = np.zeros((3, TRUTH_SIZE))
+    states[:, T_Q + 3] = 1.0
+    for model in vehicle.step_sensors.values():
+        model.run_block(0, states)
+        model.reset()
+
+
 def warm_truth():
     """The truth rebuilt from a state (what the sensor nodes do per message)."""
     from acres_sim.core.physics import S_QX, STATE_SIZE, truth_from_state
@@ -79,7 +91,8 @@ def warm_rig(rig):
     each on throwaway vehicles built as they build theirs."""
     from acres_sim.config import load_config
     from acres_sim.core.terrain import flat_field
-    from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf, vehicle_route
+    from acres_sim.pipeline.vehicle import (SIM_SENSORS, build_vehicle, rig_simulation,
+                                            static_tf, vehicle_route)
 
     config, route = load_config(rig=rig), vehicle_route(rig)
     for sensors in (('gnss', 'imu', 'ins'), ('ins',)):     # the recorder's, the sim node's
@@ -88,6 +101,7 @@ def warm_rig(rig):
     rig_simulation([build_vehicle(config, rig, route=route, sensors=())], 3, ground=flat_field())
     warm_gnss(build_vehicle(config, rig, sensors=('gnss',)).gnss)     # the sensor nodes'
     warm_imu(build_vehicle(config, rig, sensors=('imu',)).imu)
+    warm_step_sensors(build_vehicle(config, rig, sensors=SIM_SENSORS))
     warm_truth()
     static_tf([build_vehicle(config, rig, sensors=())])   # the static TF (the site's conversions)
 

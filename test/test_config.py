@@ -72,9 +72,20 @@ def test_packaged_defaults_equal_the_schema_and_the_games_json():
 
 
 def test_game_json_with_polaris_overlay_equals_packaged_polaris():
+    """The game's files give the packaged Polaris, but for its equipment:
+    acres_sim's further sensors, which the game does not have."""
     game = load_config(config_file=DATA / 'sensors.json',
                        overlay_file=DATA / 'sensors_polaris.json')
-    assert game.values == load_config(rig='polaris').values
+    packaged = load_config(rig='polaris')
+    equipment = read_layer(config_dir() / 'equipment_polaris.yaml')
+    assert equipment and all(not key(name).spec for name in equipment)
+    assert {n: v for n, v in game.values.items() if n not in equipment} == \
+        {n: v for n, v in packaged.values.items() if n not in equipment}
+    assert {n: packaged[n] for n in equipment} == equipment
+    # the game's files with the packaged equipment: the packaged Polaris exactly
+    with_equipment = load_config(config_file=DATA / 'sensors.json',
+                                 overlay_file=DATA / 'sensors_polaris.json', rig='polaris')
+    assert with_equipment.values == packaged.values
 
 
 def test_maxxum_has_the_ins_at_base_footprint_with_code_defaults():
@@ -267,17 +278,23 @@ def test_the_notice_names_each_packaged_file_and_how_many_keys_it_set(tmp_path):
     path.write_text(USER_CONFIG)
     overlay = read_layer(config_dir() / 'sensors_polaris.yaml')
     site = read_layer(config_dir() / 'site.yaml')
+    equipment = read_layer(config_dir() / 'equipment_polaris.yaml')
     config = load_config(rig='polaris', config_file=path)
     notice = packaged_notice(str(path), config)
     n_overlay = len(set(overlay) - set(USER_KEYS))
     n_site = len(set(site) - set(USER_KEYS))
-    assert notice.startswith(f'mine.yaml leaves {n_overlay + n_site} keys to packaged files: ')
+    n_equipment = len(set(equipment) - set(USER_KEYS))
+    assert notice.startswith(f'mine.yaml leaves {n_overlay + n_site + n_equipment} keys to '
+                             'packaged files: ')
     assert f'site.yaml {n_site} (' in notice and f'sensors_polaris.yaml {n_overlay} (' in notice
+    assert f'equipment_polaris.yaml {n_equipment} (' in notice
     assert 'mount_frame' not in notice and '\n' not in notice
     assert packaged_keys(config) == {
         'site.yaml': [k.name for k in KEYS if k.name in site and k.name not in USER_KEYS],
         'sensors_polaris.yaml': [k.name for k in KEYS
-                                 if k.name in overlay and k.name not in USER_KEYS]}
+                                 if k.name in overlay and k.name not in USER_KEYS],
+        'equipment_polaris.yaml': [k.name for k in KEYS
+                                   if k.name in equipment and k.name not in USER_KEYS]}
     assert packaged_notice(None, config) is None                 # no config file of the user's
     # a file that sets every key the packaged files would: nothing to say
     everything = tmp_path / 'all.yaml'

@@ -16,7 +16,9 @@ from acres_sim.record.runner import RecordRequest, record
 from acres_sim.rig import RigOptions
 
 PNG_HEADER = b'\x89PNG\r\n\x1a\n'
-TIME_PANELS = 6          # GNSS and INS error, satellites, IMU force and rate, fix state
+# GNSS and INS error, satellites, IMU force and rate, fix state; the barometer and
+# magnetometer of the vehicles' equipment
+TIME_PANELS = 6 + 2
 
 
 @pytest.fixture(scope='module')

@@ -25,6 +25,10 @@ POLARIS_TOPICS = {
     '/gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix', '/gnss_receiver/nmea': 'std_msgs/msg/String',
     '/imu/data_raw': 'sensor_msgs/msg/Imu', '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray',
     '/tf': 'tf2_msgs/msg/TFMessage', '/tf_static': 'tf2_msgs/msg/TFMessage',
+    # acres_sim's further sensors, sampled in the sim node
+    '/baro/pressure': 'sensor_msgs/msg/FluidPressure',
+    '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+    '/imu/mag': 'sensor_msgs/msg/MagneticField',
 }
 
 SENSOR_TOPICS = ('/gnss_receiver/fix', '/gnss_receiver/nmea', '/imu/data_raw', '/diagnostics')
@@ -354,6 +358,9 @@ MAXXUM_TOPICS = {
     '/imu/data_raw': 'sensor_msgs/msg/Imu', '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray',
     '/tf': 'tf2_msgs/msg/TFMessage', '/tf_static': 'tf2_msgs/msg/TFMessage',
     '/sim/truth': 'nav_msgs/msg/Odometry',
+    '/baro/pressure': 'sensor_msgs/msg/FluidPressure',
+    '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+    '/imu/mag': 'sensor_msgs/msg/MagneticField',
 }
 # frame_id (and child_frame_id) of each topic's messages
 FRAMES = {

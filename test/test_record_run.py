@@ -71,7 +71,11 @@ POLARIS_TOPICS = {
     '/oxts/imu': 'sensor_msgs/msg/Imu', '/oxts/velocity': 'geometry_msgs/msg/TwistStamped',
     '/sim/ground_truth/odom': 'nav_msgs/msg/Odometry',
     '/gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix', '/gnss_receiver/nmea': 'std_msgs/msg/String',
-    '/imu/data_raw': 'sensor_msgs/msg/Imu'}
+    '/imu/data_raw': 'sensor_msgs/msg/Imu',
+    # the Polaris's equipment
+    '/baro/pressure': 'sensor_msgs/msg/FluidPressure',
+    '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+    '/imu/mag': 'sensor_msgs/msg/MagneticField'}
 
 
 def test_bag_reads_back_with_rosbags_and_with_mcap(polaris):

@@ -7,12 +7,15 @@ Layers, each overriding the one before:
 3. the site file (``site.yaml`` or ``--site``): the tile's georeference and the
    datum keys that belong to the place and epoch, so they win over a sensor file,
 4. the vehicle overlay (``sensors_polaris.yaml`` / ``sensors_maxxum.yaml``, or
-   ``--vehicle-config``),
-5. command-line overrides.
+   ``--vehicle-config``): the spec's sensors as the vehicle carries them,
+5. the vehicle's equipment (``equipment_polaris.yaml`` / ``equipment_maxxum.yaml``,
+   with a packaged rig): acres_sim's further sensors that vehicle carries
+   (barometer, magnetometer, wheel odometry, radar, dual-antenna heading),
+6. command-line overrides.
 
 A ``--config`` file is a complete configuration (the spec's -SensorConfig=):
-the packaged ``site.yaml`` and vehicle overlay only fill in the keys it does
-not set.  Files the user gives (``--site``, ``--vehicle-config``) still apply
+the packaged ``site.yaml``, vehicle overlay and equipment only fill in the keys
+it does not set.  Files the user gives (``--site``, ``--vehicle-config``) still apply
 in the order above.  :func:`packaged_notice` says in one line which keys the
 packaged files filled in.
 
@@ -46,11 +49,13 @@ from acres_sim.config.schema import KEY_NAMES, KEYS, OUTAGES, key
 from acres_sim.config.validate import (ConfigError, check_config, check_value,
                                        parse_outage, unknown_key)
 
-__all__ = ['Config', 'RIGS', 'config_dir', 'load_config', 'packaged_keys', 'packaged_notice',
-           'parse_yaml', 'read_document', 'read_layer', 'resolve', 'yaml_problem']
+__all__ = ['Config', 'EQUIPMENT', 'RIGS', 'config_dir', 'load_config', 'packaged_keys',
+           'packaged_notice', 'parse_yaml', 'read_document', 'read_layer', 'resolve',
+           'yaml_problem']
 
 PACKAGE = 'acres_sim'
 RIGS = {'polaris': 'sensors_polaris.yaml', 'maxxum': 'sensors_maxxum.yaml'}
+EQUIPMENT = {'polaris': 'equipment_polaris.yaml', 'maxxum': 'equipment_maxxum.yaml'}
 _GROUPS = {name.rsplit('.', i)[0] for name in KEY_NAMES for i in range(1, name.count('.') + 1)}
 
 
@@ -291,9 +296,10 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
     """Resolve the layers (see the module docstring) into a checked Config.
 
     ``rig`` picks the packaged vehicle overlay ('polaris' or 'maxxum'; None for
-    none) unless ``overlay_file`` is given.  ``overrides`` are command-line values
-    by key; ``add_outages`` are extra 'START:END' correction outages appended to
-    the configured ones (the spec's -SensorGnssOutage=, repeatable).
+    none) unless ``overlay_file`` is given, and the vehicle's packaged
+    equipment.  ``overrides`` are command-line values by key; ``add_outages``
+    are extra 'START:END' correction outages appended to the configured ones
+    (the spec's -SensorGnssOutage=, repeatable).
     """
     if rig is not None and rig not in RIGS:
         raise ConfigError(f"unknown rig '{rig}'; allowed: {' or '.join(RIGS)}")
@@ -302,6 +308,8 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
     if overlay_file or rig:
         files.append((overlay_file or config_dir() / RIGS[rig], 'vehicle overlay',
                       overlay_file is None))
+    if rig:
+        files.append((config_dir() / EQUIPMENT[rig], 'vehicle equipment', True))
     layers = [(str(f), read_layer(f, what)) for f, what, _packaged in files]
     if config_file:      # a complete configuration: packaged files only fill the gaps
         complete = layers[0][1]
@@ -320,7 +328,8 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
 def packaged_keys(config: Config) -> dict:
     """{packaged file name: [keys whose value it set]}, in schema order."""
     folder = config_dir()
-    names = {str(folder / name): name for name in ('sensors.yaml', 'site.yaml', *RIGS.values())}
+    names = {str(folder / name): name
+             for name in ('sensors.yaml', 'site.yaml', *RIGS.values(), *EQUIPMENT.values())}
     out = {}
     for k in KEYS:
         name = names.get(config.sources[k.name])

@@ -284,6 +284,38 @@ KEYS = (
     Key('vibration.roughness', 'bool', True,
         "acres_sim: the vehicle feels the terrain's surface roughness under its wheels "
         '(a terrain other than flat only).', spec=False),
+
+    # --- barometer (acres_sim; AirSim's model and defaults; in the INS unit) ---
+    Key('baro.enabled', 'bool', False, 'acres_sim: the barometer is on.', spec=False),
+    _rate('baro.hz', 50.0, 'acres_sim: sample rate (AirSim: 50 Hz).', spec=False),
+    _nonneg('baro.noise_pa', 2.7, 'Pa',
+            'acres_sim: white pressure noise (MS5611-01BA resolution, 0.027 mbar).', spec=False),
+    Key('baro.drift_sigma', 'float', 0.001825, 'acres_sim: standard deviation of the '
+        'Gauss-Markov drift factor of the pressure (AirSim: 0.0365 / 20).', '',
+        low=0.0, high=0.1, spec=False),
+    _positive('baro.drift_tau_s', 3600.0, 's',
+              'acres_sim: correlation time of the pressure drift (AirSim: 1 hour).', spec=False),
+    Key('baro.qnh_hpa', 'float', 1013.25, 'acres_sim: altimeter setting QNH (sea-level '
+        'pressure).', 'hPa', low=870.0, high=1085.0, spec=False),
+
+    # --- magnetometer (acres_sim; AirSim's model and defaults; in the INS unit) ---
+    Key('mag.enabled', 'bool', False, 'acres_sim: the magnetometer is on.', spec=False),
+    _rate('mag.hz', 50.0, 'acres_sim: sample rate (AirSim: 50 Hz).', spec=False),
+    Key('mag.field_model', 'str', 'wmm', 'acres_sim: reference field: the World Magnetic '
+        'Model at the run\'s time, or the tilted dipole of the AirSim paper.',
+        choices=('wmm', 'dipole'), spec=False),
+    _nonneg('mag.noise_t', 5e-7, 'T', 'acres_sim: white noise per axis (AirSim: 5 mG).',
+            spec=False),
+    Key('mag.scale_factor', 'float', 1.0, 'acres_sim: scale factor of the sensor.', '',
+        low=0.5, high=1.5, spec=False),
+    Key('mag.bias_t', 'vec3', [0.0, 0.0, 0.0], 'acres_sim: constant bias of the sensor, '
+        'body FLU.', 'T', low=-1e-3, high=1e-3, spec=False),
+    Key('mag.hard_iron_t', 'vec3', [0.0, 0.0, 0.0], "acres_sim: hard-iron offset of the "
+        "vehicle's steel, body FLU.", 'T', low=-1e-3, high=1e-3, spec=False),
+    Key('mag.soft_iron_diag', 'vec3', [1.0, 1.0, 1.0], 'acres_sim: soft-iron matrix, '
+        'diagonal (xx, yy, zz).', '', low=0.5, high=1.5, spec=False),
+    Key('mag.soft_iron_offdiag', 'vec3', [0.0, 0.0, 0.0], 'acres_sim: soft-iron matrix, '
+        'symmetric off-diagonal (xy, xz, yz).', '', low=-0.5, high=0.5, spec=False),
 )
 
 assert all(k.choices for k in KEYS if k.kind == 'str'), 'a str sensor key needs choices'

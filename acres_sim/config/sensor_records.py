@@ -1,6 +1,7 @@
-"""Parameter records and noise streams of the IMU and the INS, and the
-vibration switches of a vehicle, built from a resolved Config (spec:
-Parameters, IMU and INS tables; Seeds and Determinism).
+"""Parameter records and noise streams of the IMU and the INS (spec:
+Parameters, IMU and INS tables; Seeds and Determinism), of acres_sim's
+further sensors (barometer, magnetometer), and the vibration switches of a
+vehicle, built from a resolved Config.
 
 The core models never read key names; this module maps the imu.* and ins.*
 keys to :class:`~acres_sim.core.imu.ImuParams` and
@@ -12,12 +13,17 @@ has (:func:`acres_sim.core.frames.lever_arm_from_chassis`).
 
 import numpy as np
 
+from acres_sim.core.barometer import BarometerParams
+from acres_sim.core.geo.state_plane import US_SURVEY_FOOT_M
 from acres_sim.core.imu import ImuParams
 from acres_sim.core.ins import InsParams
+from acres_sim.core.magnetometer import MagnetometerParams
 from acres_sim.core.rng import Pcg32, make_stream
 from acres_sim.core.vibration import VibrationSwitches
 
-__all__ = ['imu_params', 'imu_stream', 'ins_params', 'ins_stream', 'vibration_switches']
+__all__ = ['barometer_params', 'imu_params', 'imu_stream', 'ins_params', 'ins_stream',
+           'magnetometer_params', 'sensor_stream', 'site_altitude_m', 'vibration_switches']
+
 
 
 def _lever(lever_arm_chassis) -> np.ndarray:
@@ -83,3 +89,47 @@ def vibration_switches(config) -> VibrationSwitches:
     return VibrationSwitches(engine=bool(config['vibration.engine']),
                              parked_jitter=bool(config['vibration.parked_jitter']),
                              roughness=bool(config['vibration.roughness']))
+
+
+def sensor_stream(config, stream, agent_index=None) -> Pcg32:
+    """The noise stream ``stream`` (a name of core.rng's table, e.g. 'barometer')
+    of the vehicle, shifted per agent as agent.offset_all_streams says."""
+    return make_stream(config['seed'], stream, _agent(config, agent_index),
+                       config['agent.offset_all_streams'])
+
+
+def site_altitude_m(config) -> float:
+    """The tile origin's height above sea level [m]: the NAVD88 height of
+    site.origin_source_ft."""
+    return float(config['site.origin_source_ft'][2]) * US_SURVEY_FOOT_M
+
+
+def barometer_params(config, lever_arm_chassis) -> BarometerParams:
+    """The barometer's parameters (baro.*); ``lever_arm_chassis``: its point."""
+    return BarometerParams(
+        hz=float(config['baro.hz']), noise=bool(config['noise']),
+        sigma_pa=float(config['baro.noise_pa']),
+        drift_sigma=float(config['baro.drift_sigma']),
+        drift_tau_s=float(config['baro.drift_tau_s']),
+        qnh_pa=float(config['baro.qnh_hpa']) * 100.0,
+        site_altitude_m=site_altitude_m(config),
+        lever_arm_m=_lever(lever_arm_chassis))
+
+
+def magnetometer_params(config, lever_arm_chassis, field) -> MagnetometerParams:
+    """The magnetometer's parameters (mag.*); ``field``: the reference field,
+    (B_0, G, B_dot) in world axes (acres_sim.pipeline.magnetic_field)."""
+    xx, yy, zz = config['mag.soft_iron_diag']
+    xy, xz, yz = config['mag.soft_iron_offdiag']
+    b0, gradient, rate = field
+    return MagnetometerParams(
+        hz=float(config['mag.hz']), noise=bool(config['noise']),
+        sigma_t=float(config['mag.noise_t']),
+        scale_factor=float(config['mag.scale_factor']),
+        bias_t=np.array(config['mag.bias_t'], dtype=np.float64),
+        hard_iron_t=np.array(config['mag.hard_iron_t'], dtype=np.float64),
+        soft_iron=np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=np.float64),
+        lever_arm_m=_lever(lever_arm_chassis),
+        field_t=np.asarray(b0, dtype=np.float64).reshape(3),
+        gradient_t_per_m=np.asarray(gradient, dtype=np.float64).reshape(3, 3),
+        rate_t_per_s=np.asarray(rate, dtype=np.float64).reshape(3))

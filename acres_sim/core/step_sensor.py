@@ -7,8 +7,8 @@ the same blocks, so both get the same numbers.
 
 A sensor module gives:
 
-* ``<Name>Params``: a NamedTuple of plain numbers (SI units), with ``hz``
-  and ``noise``;
+* ``<Name>Params``: a NamedTuple of numbers and vectors (SI units), with
+  ``hz`` and ``noise`` first;
 * ``VALUES_PER_SAMPLE``: the Gaussians it draws per sample, the same in every
   state and with ``noise`` off (then its errors are zero, the values drawn);
 * ``SAMPLE_SIZE`` (floats per sample), ``MEMORY_SIZE`` (floats it carries
@@ -65,17 +65,21 @@ class StepSensor:
 
     @staticmethod
     def params_row(params) -> np.ndarray:
-        """The parameters as the kernel takes them: a float64 row in field order."""
-        return np.array([float(x) for x in params], dtype=np.float64)
+        """The parameters as the kernel takes them: a float64 row in field
+        order, a vector field's components in a run (the modules name the
+        positions)."""
+        return np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in params])
 
-    def start_memory(self) -> np.ndarray:
-        """The memory at the start (zeros by default)."""
+    def start_memory(self, rng) -> np.ndarray:
+        """The memory at the start (zeros by default; a model whose start is
+        drawn, e.g. a stationary Gauss-Markov state, draws a fixed count of
+        values from ``rng`` here)."""
         return np.zeros(self.MEMORY_SIZE)
 
     def reset(self):
         """Start again: first sample at the next step run; memory from the start
-        (the stream goes on: a reset draws nothing)."""
-        self.memory = self.start_memory()
+        (the stream goes on)."""
+        self.memory = self.start_memory(self.rng)
         self.due = np.array([-1.0])       # < 0: due at the first step run
         self.started = False
 

@@ -28,7 +28,8 @@ from acres_sim.pipeline.cdr import FixedLayout
 from acres_sim.pipeline.topics import (BASE_FRAME, CHASSIS_FRAME, GRID_FRAME, INS_FRAME,
                                       OXTS_IMU_FRAME, UTM_FRAME)
 
-__all__ = ['Encoded', 'MessageBatches', 'truth_offsets']
+__all__ = ['Encoded', 'MessageBatches', 'encoded_layout', 'put_quaternion', 'put_stamps',
+           'put_vector', 'truth_offsets']
 
 _column = FixedLayout.column
 
@@ -57,22 +58,25 @@ class Encoded:
 _RAD_TO_DEG = 180.0 / math.pi     # math.degrees' factor
 
 
-def _stamps(arr, prefix, t_ns):
+def put_stamps(arr, prefix, t_ns):
+    """The stamps ``t_ns`` [ns] into the ``prefix`` sec / nanosec columns of ``arr``."""
     sec, nanosec = np.divmod(np.asarray(t_ns, dtype=np.int64), 1_000_000_000)
     _column(arr, prefix + 'sec')[:] = sec
     _column(arr, prefix + 'nanosec')[:] = nanosec
 
 
-def _vector(arr, path, values, names='xyz'):
+def put_vector(arr, path, values, names='xyz'):
+    """The columns of ``values`` (n, len(names)) into the fields ``path``.x ...."""
     for j, name in enumerate(names):
         _column(arr, f'{path}.{name}')[:] = values[:, j]
 
 
-def _quaternion(arr, path, values):
-    _vector(arr, path, values, 'xyzw')
+def put_quaternion(arr, path, values):
+    put_vector(arr, path, values, 'xyzw')
 
 
-def _encoded(layout, arr):
+def encoded_layout(layout, arr):
+    """The messages of ``arr`` (rows of ``layout``) as one :class:`Encoded`."""
     return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
 
 
@@ -105,8 +109,8 @@ class MessageBatches:
         """rosgraph_msgs/Clock for each stamp [ns]."""
         layout = self.layout('rosgraph_msgs/msg/Clock')
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'clock.', t_ns)
-        return _encoded(layout, arr)
+        put_stamps(arr, 'clock.', t_ns)
+        return encoded_layout(layout, arr)
 
     # -- the INS topics
     def utm_odometry(self, results, t_ns, frame_id, child_frame_id):
@@ -120,16 +124,16 @@ class MessageBatches:
         """nav_msgs/Odometry from columns; covariances zero unless given."""
         layout = self._odometry_layout(frame_id, child_frame_id)
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'header.stamp.', t_ns)
-        _vector(arr, 'pose.pose.position', position)
-        _quaternion(arr, 'pose.pose.orientation', orientation)
-        _vector(arr, 'twist.twist.linear', linear)
-        _vector(arr, 'twist.twist.angular', angular)
+        put_stamps(arr, 'header.stamp.', t_ns)
+        put_vector(arr, 'pose.pose.position', position)
+        put_quaternion(arr, 'pose.pose.orientation', orientation)
+        put_vector(arr, 'twist.twist.linear', linear)
+        put_vector(arr, 'twist.twist.angular', angular)
         if pose_cov is not None:
             _column(arr, 'pose.covariance')[:] = pose_cov
         if twist_cov is not None:
             _column(arr, 'twist.covariance')[:] = twist_cov
-        return _encoded(layout, arr)
+        return encoded_layout(layout, arr)
 
     def _odometry_layout(self, frame_id, child_frame_id):
         return self.layout('nav_msgs/msg/Odometry', ('header.frame_id', frame_id),
@@ -141,16 +145,16 @@ class MessageBatches:
                               ('transforms.0.header.frame_id', frame_id),
                               ('transforms.0.child_frame_id', child_frame_id))
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'transforms.0.header.stamp.', t_ns)
-        _vector(arr, 'transforms.0.transform.translation', results[:, UTM:UTM + 3])
-        _quaternion(arr, 'transforms.0.transform.rotation', results[:, Q_UTM:Q_UTM + 4])
-        return _encoded(layout, arr)
+        put_stamps(arr, 'transforms.0.header.stamp.', t_ns)
+        put_vector(arr, 'transforms.0.transform.translation', results[:, UTM:UTM + 3])
+        put_quaternion(arr, 'transforms.0.transform.rotation', results[:, Q_UTM:Q_UTM + 4])
+        return encoded_layout(layout, arr)
 
     def ins_fix(self, results, t_ns, frame_id):
         """oxts/fix (messages.ins_fix of the row's fix)."""
         layout = self.layout('sensor_msgs/msg/NavSatFix', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'header.stamp.', t_ns)
+        put_stamps(arr, 'header.stamp.', t_ns)
         _column(arr, 'status.status')[:] = msg.NavSatStatus.STATUS_GBAS_FIX
         _column(arr, 'status.service')[:] = msg.NavSatStatus.SERVICE_GPS
         arr['latitude'] = results[:, LLH] * _RAD_TO_DEG
@@ -158,13 +162,13 @@ class MessageBatches:
         arr['altitude'] = results[:, LLH + 2]
         arr['position_covariance'] = self.fix_cov
         arr['position_covariance_type'] = msg.NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
-        return _encoded(layout, arr)
+        return encoded_layout(layout, arr)
 
     def ins_imu(self, results, t_ns, frame_id, *, oxts_axes):
         """oxts/imu or imu/data (messages.ins_imu; the OxTS axes for the Polaris)."""
         layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'header.stamp.', t_ns)
+        put_stamps(arr, 'header.stamp.', t_ns)
         q = results[:, Q_INS:Q_INS + 4]
         w = results[:, W_INS:W_INS + 3]
         f = results[:, F_INS:F_INS + 3]
@@ -173,22 +177,22 @@ class MessageBatches:
         if oxts_axes:
             q, w, f = oxts_from_flu_quaternion(q), oxts_from_flu_vector(w), oxts_from_flu_vector(f)
             o_var, g_var, a_var = (oxts_variances(x) for x in (o_var, g_var, a_var))
-        _quaternion(arr, 'orientation', q)
+        put_quaternion(arr, 'orientation', q)
         arr['orientation_covariance'] = msg.diag3(o_var)
-        _vector(arr, 'angular_velocity', w)
+        put_vector(arr, 'angular_velocity', w)
         arr['angular_velocity_covariance'] = msg.diag3(g_var)
-        _vector(arr, 'linear_acceleration', f)
+        put_vector(arr, 'linear_acceleration', f)
         arr['linear_acceleration_covariance'] = msg.diag3(a_var)
-        return _encoded(layout, arr)
+        return encoded_layout(layout, arr)
 
     def ins_velocity(self, results, t_ns, frame_id):
         """oxts/velocity (messages.ins_velocity: the angular rate in deg/s)."""
         layout = self.layout('geometry_msgs/msg/TwistStamped', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'header.stamp.', t_ns)
-        _vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
-        _vector(arr, 'twist.angular', results[:, W_INS:W_INS + 3] * _RAD_TO_DEG)
-        return _encoded(layout, arr)
+        put_stamps(arr, 'header.stamp.', t_ns)
+        put_vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
+        put_vector(arr, 'twist.angular', results[:, W_INS:W_INS + 3] * _RAD_TO_DEG)
+        return encoded_layout(layout, arr)
 
     def ground_truth_odometry(self, results, t_ns, frame_id, child_frame_id):
         """sim/ground_truth/odom (messages.ground_truth_odometry: zero covariances)."""
@@ -239,14 +243,14 @@ class MessageBatches:
         row values: specific force then angular rate, FLU."""
         layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
         arr = layout.empty(len(t_ns))
-        _stamps(arr, 'header.stamp.', t_ns)
+        put_stamps(arr, 'header.stamp.', t_ns)
         _column(arr, 'orientation.w')[:] = 1.0
         arr['orientation_covariance'][:, 0] = -1.0
-        _vector(arr, 'angular_velocity', values[:, 3:6])
+        put_vector(arr, 'angular_velocity', values[:, 3:6])
         arr['angular_velocity_covariance'] = msg.diag3(self.imu_var['gyro_var'])
-        _vector(arr, 'linear_acceleration', values[:, 0:3])
+        put_vector(arr, 'linear_acceleration', values[:, 0:3])
         arr['linear_acceleration_covariance'] = msg.diag3(self.imu_var['accel_var'])
-        return _encoded(layout, arr)
+        return encoded_layout(layout, arr)
 
 
 def truth_offsets(layout):

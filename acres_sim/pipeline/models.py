@@ -10,13 +10,19 @@ is already measured from the chassis origin (body FLU, m:
 """
 
 from acres_sim.config.records import gnss_settings, site_georeference_args
-from acres_sim.config.sensor_records import imu_params, imu_stream, ins_params, ins_stream
+from acres_sim.config.sensor_records import (barometer_params, imu_params, imu_stream,
+                                             ins_params, ins_stream, magnetometer_params,
+                                             sensor_stream)
+from acres_sim.core.barometer import Barometer
 from acres_sim.core.geo.site import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
+from acres_sim.core.magnetometer import Magnetometer
+from acres_sim.pipeline.magnetic_field import world_field
 
-__all__ = ['gnss_receiver', 'imu_model', 'ins_model', 'site_georeference']
+__all__ = ['barometer', 'gnss_receiver', 'imu_model', 'ins_model', 'magnetometer',
+           'site_georeference']
 
 
 def site_georeference(config) -> SiteGeoreference:
@@ -38,3 +44,17 @@ def imu_model(config, lever_arm_chassis, agent_index) -> ImuModel:
 def ins_model(config, lever_arm_chassis, agent_index, site) -> InsModel:
     """The INS reporting the point ``lever_arm_chassis``, on ``site``."""
     return InsModel(ins_params(config, lever_arm_chassis), ins_stream(config, agent_index), site)
+
+
+def barometer(config, lever_arm_chassis, agent_index) -> Barometer:
+    """The barometer at ``lever_arm_chassis``, on its own noise stream."""
+    return Barometer(barometer_params(config, lever_arm_chassis),
+                     sensor_stream(config, 'barometer', agent_index))
+
+
+def magnetometer(config, lever_arm_chassis, agent_index, site) -> Magnetometer:
+    """The magnetometer at ``lever_arm_chassis``, in the reference field of
+    mag.field_model on ``site`` at its start time, on its own noise stream."""
+    field = world_field(config['mag.field_model'], site)
+    return Magnetometer(magnetometer_params(config, lever_arm_chassis, field),
+                        sensor_stream(config, 'magnetometer', agent_index))

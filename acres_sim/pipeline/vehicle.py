@@ -37,14 +37,18 @@ from acres_sim.core.vibration import VibrationSwitches
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
-from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
+from acres_sim.pipeline.models import (barometer, gnss_receiver, imu_model, ins_model,
+                                       magnetometer, site_georeference)
+from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.timeline import Timeline
 from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
 
-__all__ = ['SENSORS', 'Vehicle', 'build_vehicle', 'rig_simulation', 'static_tf',
+__all__ = ['SENSORS', 'SIM_SENSORS', 'Vehicle', 'build_vehicle', 'rig_simulation', 'static_tf',
            'vehicle_route']
 
-SENSORS = ('gnss', 'imu', 'ins')
+SENSORS = ('gnss', 'imu', 'ins', *STEP_SENSORS)
+#: what the sim process simulates: the INS and the sensors sampled from the state
+SIM_SENSORS = ('ins', *STEP_SENSORS)
 
 # The sensor key -> configuration key of its mount.
 _MOUNT_KEYS = {'gnss': 'gnss.antenna_flu_m', 'imu': 'imu.position_flu_m',
@@ -75,6 +79,7 @@ class Vehicle:
     gnss: Any                     # the models (None: off, or not simulated here)
     imu: Any
     ins: Any
+    step_sensors: dict            # name -> the models sampled from the state (those built)
     batches: MessageBatches       # its block encoders
     vibration: VibrationSwitches  # its vibration sources (the config's vibration.* keys)
     events: VehicleEvents         # its fault events (their clock is this process's own)
@@ -147,6 +152,10 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
             if 'gnss' in built else None)
     imu = imu_model(config, arms['imu'], index) if 'imu' in built else None
     ins = ins_model(config, arms['ins'], index, site) if 'ins' in built else None
+    # the barometer and magnetometer sit in the INS unit
+    makers = {'baro': lambda: barometer(config, arms['ins'], index),
+              'mag': lambda: magnetometer(config, arms['ins'], index, site)}
+    step_sensors = {name: makers[name]() for name in STEP_SENSORS if name in built}
     events = no_events() if events is None else events
     for model in (gnss, imu):
         if model is not None:
@@ -170,10 +179,13 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
         topics=INS_TOPICS[vehicle_name], route=route,
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
-        batches=batches, vibration=vibration_switches(config), events=events)
+        step_sensors=step_sensors, batches=batches, vibration=vibration_switches(config),
+        events=events)
     channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
-    vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in SENSORS
+    vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in channel_types
                         if getattr(vehicle, sensor) is not None}
+    vehicle.channels.update({name: STEP_SENSORS[name](vehicle, model)
+                             for name, model in step_sensors.items()})
     return vehicle
 
 

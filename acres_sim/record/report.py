@@ -11,7 +11,10 @@ pyplot state), one page per vehicle of the run, one below the other
   aligned with the GNSS rows) is given, else its σ alone;
 * the satellites used and the PDOP, and the fix state, against time;
 * the IMU specific force and angular rate against time;
-* the numbers of :func:`summary_table`.
+* the numbers of :func:`summary_table`;
+* a row for acres_sim's further sensors the vehicle carries (``further``:
+  the rows of barometer.jsonl, magnetometer.jsonl, ...), one panel each
+  (:data:`FURTHER_PANELS`).
 
 Rows are the dicts of ``gnss.jsonl``, ``ins.jsonl`` and ``imu.jsonl``; each
 may carry ``sample_time_s`` (else ``t`` or ``t_s``; else the row index is the
@@ -343,9 +346,11 @@ class ReportPage(NamedTuple):
     summary: dict = None
     events: tuple = ()     # [{name, type, active_s: [[start, end or None], ...]}]
     zones: tuple = ()      # the event zones to draw: [{name, polygon | center, radius_m}]
+    further: dict = None   # acres_sim's further sensors: {'baro' | 'mag' | ...: rows}
 
 
 PAGE_SIZE_IN = (18, 12)       # one vehicle's page [inch]
+FURTHER_ROW_IN = 3.5          # its further sensors' row adds this height [inch]
 MAX_HEIGHT_PX = 16000         # a fleet's pages together: the resolution drops to stay within
 
 
@@ -372,6 +377,8 @@ def draw_pages(pages, scene, *, title='acres_sim recording', dpi=100):
     from matplotlib.figure import Figure
 
     width, height = PAGE_SIZE_IN
+    if any(page.further for page in pages):
+        height += FURTHER_ROW_IN
     n = len(pages)
     dpi = min(dpi, MAX_HEIGHT_PX / (height * n))
     fig = Figure(figsize=(width, height * n), dpi=dpi, layout='constrained')
@@ -467,7 +474,9 @@ def _draw_page(fig, page, scene):
     if summary is None:
         summary = summary_table(gnss_rows, ins_rows, imu_rows, truth_rows,
                                 gnss_truth_enu=gnss_truth_enu)
-    gs = fig.add_gridspec(3, 3, width_ratios=[1.25, 1, 1])
+    further = {name: rows for name, rows in (page.further or {}).items()
+               if name in FURTHER_PANELS}
+    gs = fig.add_gridspec(4 if further else 3, 3, width_ratios=[1.25, 1, 1])
 
     t_g, g_is_time = _times(gnss_rows)
     fix = np.array([r.get('fix_type', 'no_fix') for r in gnss_rows])
@@ -576,6 +585,13 @@ def _draw_page(fig, page, scene):
             sel = fix == s
             if sel.any():
                 ax.scatter(t_g[sel], y[sel], s=6, color=FIX_COLORS[s], zorder=2)
+    # -- the further sensors, one panel each in a row of their own
+    if further:
+        row = gs[3, :].subgridspec(1, len(further))
+        for i, (name, rows) in enumerate(further.items()):
+            ax = fig.add_subplot(row[0, i])
+            timed.append(ax)
+            FURTHER_PANELS[name](ax, list(rows or ()))
     if page.events:
         ends = [float(np.nanmax(t)) for t, is_time in ((t_g, g_is_time), (t_i, i_is_time),
                                                          (t_m, m_is_time))
@@ -585,3 +601,47 @@ def _draw_page(fig, page, scene):
             limits = ax.get_xlim()
             _shade_events(ax, page.events, t_end)
             ax.set_xlim(limits)
+
+
+# ----------------------------------------------------------------------------
+# The further sensors' panels (rows of barometer.jsonl, magnetometer.jsonl, ...)
+
+def _barometer_panel(ax, rows):
+    """The pressure altitude's error against the truth, and the drift's share."""
+    ax.set_title('Barometer: pressure altitude - true altitude')
+    t, is_time = _times(rows)
+    ax.set_xlabel(_time_label(is_time))
+    ax.set_ylabel('error [m]')
+    ax.grid(True, alpha=0.3)
+    if not rows:
+        _no_data(ax, 'no barometer rows')
+        return
+    error = (_scalar_rows(rows, 'pressure_altitude_m')
+             - np.array([r['truth']['altitude_m'] for r in rows]))
+    tt, ee = _thin(t, error)
+    ax.plot(tt, ee, lw=0.6, color='#1f4e79', label='error')
+    ax.legend(loc='upper right', fontsize=8, framealpha=0.9)
+
+
+def _magnetometer_panel(ax, rows):
+    """The measured field in body axes, with its truth (dashed)."""
+    ax.set_title('Magnetometer field (body FLU)')
+    t, is_time = _times(rows)
+    ax.set_xlabel(_time_label(is_time))
+    ax.set_ylabel('field [µT]')
+    ax.grid(True, alpha=0.3)
+    if not rows:
+        _no_data(ax, 'no magnetometer rows')
+        return
+    measured = _vec_rows(rows, 'magnetic_field_flu_t') * 1e6
+    truth = _vec_rows(rows, 'truth', 'magnetic_field_flu_t') * 1e6
+    for c, (lab, col) in enumerate(zip('xyz', ('#1b9e77', '#d95f02', '#7570b3'))):
+        tt, vv = _thin(t, measured[:, c])
+        ax.plot(tt, vv, lw=0.6, color=col, label=lab)
+        tt, vv = _thin(t, truth[:, c])
+        ax.plot(tt, vv, lw=0.8, color='black', ls='--')
+    ax.legend(loc='upper right', fontsize=8, framealpha=0.9)
+
+
+#: sensor name -> the function drawing its panel (ax, rows)
+FURTHER_PANELS = {'baro': _barometer_panel, 'mag': _magnetometer_panel}

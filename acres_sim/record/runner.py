@@ -68,6 +68,7 @@ from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.event_topics import (EVENT_LOG_TOPIC, EventStatus, event_log,
                                              scenario_entry)
 from acres_sim.pipeline.faults import ActiveIntervals
+from acres_sim.pipeline.step_channels import STEP_SENSORS, push_step_sensors
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
@@ -147,7 +148,8 @@ class _Agent:
     folder: Path
     files: dict = field(default_factory=dict)
     report: dict = field(default_factory=lambda: {name: _Thinned() for name in
-                                                  ('gnss', 'ins', 'imu', 'truth')})
+                                                  ('gnss', 'ins', 'imu', 'truth',
+                                                   *STEP_SENSORS)})
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
@@ -230,8 +232,12 @@ class _Recording:
     @staticmethod
     def _jsonl_paths(agent):
         """name -> path of the agent's jsonl files (ins and truth: the row writer's)."""
-        names = [name for name in ('gnss', 'imu', 'ins') if name in agent.vehicle.channels]
-        return {name: agent.folder / f'{name}.jsonl' for name in names + ['truth']}
+        channels = agent.vehicle.channels
+        names = [name for name in ('gnss', 'imu', 'ins') if name in channels]
+        paths = {name: agent.folder / f'{name}.jsonl' for name in names + ['truth']}
+        paths.update({name: agent.folder / channels[name].file_name
+                      for name in STEP_SENSORS if name in channels})
+        return paths
 
     def start(self):
         """Open the files and start the writer processes (the folder is ready)."""
@@ -263,7 +269,7 @@ class _Recording:
             self.bag.add_topic('/' + EVENT_LOG_TOPIC, 'std_msgs/msg/String', qos='static')
         for agent in self.agents:
             vehicle = agent.vehicle
-            for name in ('ins', 'gnss', 'imu'):
+            for name in ('ins', 'gnss', 'imu', *STEP_SENSORS):
                 channel = vehicle.channels.get(name)
                 for topic, msgtype in channel.topic_types if channel else ():
                     if not topic.startswith('/'):      # the rig's own: added above
@@ -352,6 +358,7 @@ class _Recording:
                                        [event_log(entry)]))
         for agent, block in zip(self.agents, blocks):
             rows.append(self._sample(agent, block, entries))
+            push_step_sensors(agent.vehicle, k0, block.states)
             self._deliver(agent, k1, entries)
         self.rows.send_block(k1, rows)
         for agent in self.agents:      # the rows on disk before the bag has their messages
@@ -411,7 +418,7 @@ class _Recording:
         """Every sample delivered before step ``k_end``: its file row and topics
         (the bag's entries per topic, each in the order the channel sends them)."""
         vehicle = agent.vehicle
-        for name in ('gnss', 'imu', 'ins'):
+        for name in ('gnss', 'imu', 'ins', *STEP_SENSORS):
             channel = vehicle.channels.get(name)
             if channel is None:
                 continue
@@ -422,7 +429,7 @@ class _Recording:
                     report.append(delivery.row)
                     continue
                 row = delivery.row
-                file.write(row, check_finite=name == 'gnss')   # the IMU's: checked arrays
+                file.write(row, check_finite=name != 'imu')   # the IMU's: checked arrays
                 when = self.timeline.ns(delivery.k_delivery)
                 for topic, data in delivery.messages:
                     whens, datas = sent[vehicle.topic(topic)]
@@ -514,9 +521,11 @@ class _Recording:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
             summary = summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna)
             _true_counts(summary, agent)
+            further = {name: agent.report[name].items for name in STEP_SENSORS
+                       if name in agent.vehicle.channels}
             pages.append(ReportPage(self._heading(agent), gnss, ins, imu, truth, antenna,
                                     summary, agent.intervals.entries(),
-                                    self.scenario.events.named_zones()))
+                                    self.scenario.events.named_zones(), further))
         sim_s = max(self.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         files = self._file_states()
         report_error = None

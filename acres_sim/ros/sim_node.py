@@ -12,7 +12,9 @@ of ``acres-sim record`` and this node carry the same bytes.
 Per step k (t = k / 120, ROS time ``gnss.datum.start_utc`` + t,
 :mod:`acres_sim.pipeline.timeline`): ``/clock``; per vehicle its truth on ``sim/truth``;
 at an INS epoch the INS topics of the vehicle (spec's topic table) and TF
-utm -> base_footprint.  At the start: static TF of the mounts and utm -> map.
+utm -> base_footprint; the vehicle's sensors sampled from its state (barometer,
+magnetometer, ...: :mod:`acres_sim.pipeline.step_channels`) at their delivery
+steps.  At the start: static TF of the mounts and utm -> map.
 
 Pacing: ``rtf`` > 0 publishes step k at the wall time k / (120 rtf) after the
 start (late steps at once, to catch up), computing ``lookahead_steps`` steps
@@ -62,7 +64,8 @@ from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC, TF_TOPIC
 from acres_sim.pipeline.event_topics import EVENT_LOG_TOPIC, EventStatus, scenario_entry
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.models import site_georeference
-from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
+from acres_sim.pipeline.step_channels import STEP_SENSORS, push_step_sensors
+from acres_sim.pipeline.vehicle import SIM_SENSORS, build_vehicle, rig_simulation, static_tf
 from acres_sim.config.scenario import vehicle_motion, vehicle_of_parameters
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.terrain import FLAT, load_terrain
@@ -78,7 +81,7 @@ from acres_sim.ros.qos import (COMMAND_QOS, EVENT_LOG_QOS, OUTPUT_QOS, TRUTH_DEP
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
-from acres_sim.warmup import warm_block, warmed
+from acres_sim.warmup import warm_block, warm_step_sensors, warmed
 
 __all__ = ['SimNode', 'main']
 
@@ -114,7 +117,7 @@ class _Agent:
         self.plan = plan_of_parameter(own['events'], f'agents.{name}.events')
         self.build = lambda: build_vehicle(
             config, own['vehicle'], motion=vehicle_motion(self.drive, params, site), site=site,
-            frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=('ins',),
+            frame_prefix=own['frame_prefix'], namespace=own['namespace'], sensors=SIM_SENSORS,
             events=self.plan.for_vehicle(None))
         self.vehicle = self.build()
         self.sim = rig_simulation([self.vehicle],
@@ -124,8 +127,12 @@ class _Agent:
         self.status = EventStatus(self.vehicle)
         self.sensors_expected = int(config['gnss.enabled']) + int(config['imu.enabled'])
         self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS)
-        self.pubs = {}                # INS topic -> publisher
-        for topic, msgtype in self.ins_channel.topic_types if self.ins_channel else ():
+        # the sensors sampled from the state (barometer, magnetometer, ...)
+        self.step_channels = [channel for name, channel in self.vehicle.channels.items()
+                              if name in STEP_SENSORS]
+        self.pubs = {}                # INS and step-sensor topic -> publisher
+        channels = ([self.ins_channel] if self.ins_channel else []) + self.step_channels
+        for topic, msgtype in [tt for channel in channels for tt in channel.topic_types]:
             self.pubs[topic] = node.create_publisher(message_class(msgtype), self.topic(topic),
                                                      node.output_qos)
         self.command = None           # (speed, yaw rate, step received)
@@ -372,7 +379,9 @@ class SimNode(Node):
         simulation, before the clock starts (acres_sim.warmup)."""
         def run_copies():
             for agent in self.agents:
-                warm_block(rig_simulation([agent.build()], 3, ground=self.ground))
+                copy = agent.build()
+                warm_block(rig_simulation([copy], 3, ground=self.ground))
+                warm_step_sensors(copy)
         warmed(self.get_logger().info, [run_vehicle_block], run_copies)
 
     def run(self, executor, stop):
@@ -507,7 +516,7 @@ class SimNode(Node):
         k1 = k0 + blocks[0].states.shape[0]
         t_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
         clock = self.agents[0].vehicle.batches.clock(t_ns).messages()
-        per_agent = [self._encode(agent, b, t_ns) for agent, b in zip(self.agents, blocks)]
+        per_agent = [self._encode(agent, b, k0, t_ns) for agent, b in zip(self.agents, blocks)]
         for j in range(k1 - k0):
             messages = [(self.clock_pub, clock[j])]
             ins = []
@@ -560,14 +569,21 @@ class SimNode(Node):
                      '(median / p99 / max) after its step\'s time')
         return text
 
-    def _encode(self, agent, b, t_ns):
-        """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS
-        and the vehicle's event status)."""
+    def _encode(self, agent, b, k0, t_ns):
+        """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS,
+        the vehicle's event status and the step sensors' deliveries), for the
+        block ``b`` from step ``k0``."""
         vehicle = agent.vehicle
         truth = vehicle.batches.physics_truth(b.states, t_ns, vehicle.frame_prefix).messages()
         ins_at = {}
         for k, data in agent.status.messages(b.truth_k, b.truth_ev):
             ins_at[k] = [(self.diagnostics_pub, data)]
+        push_step_sensors(vehicle, k0, b.states)
+        k_end = k0 + len(t_ns) - 1
+        for channel in agent.step_channels:      # at their delivery step, as the recorder
+            for delivery in channel.drain(k_end):
+                ins_at.setdefault(delivery.k_delivery, []).extend(
+                    (agent.pubs[topic], data) for topic, data in delivery.messages)
         if agent.ins_channel is None or not len(b.ins_k):
             return truth, ins_at
         tf = self.publish_tf and self.tf.dynamic is not None

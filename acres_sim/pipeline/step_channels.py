@@ -1,0 +1,143 @@
+"""The channels of the sensors sampled from the vehicle's state
+(:mod:`acres_sim.core.step_sensor`): the barometer, the magnetometer, the
+wheel odometry and the radar.
+
+The sim process runs them: the recorder and the live sim node both call
+:func:`push_step_sensors` with each block's states (``Block.states``), so both
+get the same samples; each sample's row and messages then pass the sensor's
+delay line (:class:`acres_sim.pipeline.channels.Delivery`, at t_sample +
+delay_s, stamped t_sample) as the GNSS and IMU samples do.  The messages are
+encoded a block at a time from the rows' rounded values
+(:class:`acres_sim.pipeline.cdr.FixedLayout`), so a message holds what its
+row says.
+
+Topics, relative to the vehicle's namespace:
+
+* ``baro/pressure``: sensor_msgs/FluidPressure [Pa] in the INS unit's frame,
+  variance the white noise's; ``baro/altitude``:
+  geometry_msgs/PoseWithCovarianceStamped in ``map`` whose z is the pressure
+  altitude above the tile origin (x, y and the orientation unknown: variance
+  1e6), for a filter that fuses z;
+* ``imu/mag``: sensor_msgs/MagneticField [T] in the INS unit's frame, the
+  covariance the white noise's (the name imu_tools' filters subscribe to).
+"""
+
+import numpy as np
+
+from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.batches import encoded_layout, put_stamps, put_vector
+from acres_sim.pipeline.cdr import FixedLayout
+from acres_sim.pipeline.channels import _Channel
+from acres_sim.pipeline.topics import INS_FRAME, MAP_FRAME
+
+__all__ = ['BarometerChannel', 'MagnetometerChannel', 'STEP_SENSORS', 'StepChannel',
+           'push_step_sensors']
+
+UNKNOWN_VARIANCE = 1e6       # a pose field the message does not measure [m^2, rad^2]
+
+
+class StepChannel(_Channel):
+    """The channel of one sensor sampled from the state: its rows (the
+    model's ``row``) and messages (:meth:`encode_block`, from the rows)."""
+
+    file_name = None             # its jsonl file in the recorder's folder
+
+    def __init__(self, vehicle, model):
+        super().__init__(vehicle)
+        self.model = model
+        self.prefix = vehicle.frame_prefix
+        self.batches = vehicle.batches
+        self.timeline = vehicle.timeline
+
+    def push_block(self, k0, states):
+        """Sample the steps k0 .. of ``states`` and push every sample into the line."""
+        steps, samples = self.model.run_block(k0, states)
+        if not len(steps):
+            return
+        rows = [self.model.row(s) for s in samples.tolist()]
+        encoded = self.encode_block(rows, self.timeline.ns_of_steps(steps))
+        per_sample = zip(*[[(topic, data) for data in e.messages()] for topic, e in encoded])
+        for k, row, messages in zip(steps.tolist(), rows, per_sample):
+            self.push(k, row, list(messages))
+
+    def reset(self):
+        super().reset()
+        self.model.reset()
+
+    def encode_block(self, rows, t_ns):
+        """[(topic, Encoded of every row), ...] in publishing order."""
+        raise NotImplementedError
+
+
+class BarometerChannel(StepChannel):
+    """``baro/pressure`` and ``baro/altitude`` (see the module docstring)."""
+
+    file_name = 'barometer.jsonl'
+    topic_types = (('baro/pressure', 'sensor_msgs/msg/FluidPressure'),
+                   ('baro/altitude', 'geometry_msgs/msg/PoseWithCovarianceStamped'))
+
+    def __init__(self, vehicle, model):
+        super().__init__(vehicle, model)
+        self.frame = self.prefix + INS_FRAME
+        p = model.params
+        self.pressure_variance = max(p.sigma_pa ** 2 if p.noise else 0.0, msg.MIN_VARIANCE)
+        # the altitude's: the pressure noise through the barometric formula's slope
+        slope = model.altitude_slope_m_per_pa()
+        self.altitude_variance = max(self.pressure_variance * slope ** 2, msg.MIN_VARIANCE)
+        self.origin_altitude_m = p.site_altitude_m
+
+    def encode_block(self, rows, t_ns):
+        pressure = self.batches.layout('sensor_msgs/msg/FluidPressure',
+                                       ('header.frame_id', self.frame))
+        arr = pressure.empty(len(t_ns))
+        put_stamps(arr, 'header.stamp.', t_ns)
+        arr['fluid_pressure'] = [row['pressure_pa'] for row in rows]
+        arr['variance'] = self.pressure_variance
+        altitude = self.batches.layout('geometry_msgs/msg/PoseWithCovarianceStamped',
+                                       ('header.frame_id', MAP_FRAME))
+        alt = altitude.empty(len(t_ns))
+        put_stamps(alt, 'header.stamp.', t_ns)
+        FixedLayout.column(alt, 'pose.pose.position.z')[:] = (
+            np.array([row['pressure_altitude_m'] for row in rows]) - self.origin_altitude_m)
+        FixedLayout.column(alt, 'pose.pose.orientation.w')[:] = 1.0
+        covariance = np.diag([UNKNOWN_VARIANCE, UNKNOWN_VARIANCE, self.altitude_variance,
+                              UNKNOWN_VARIANCE, UNKNOWN_VARIANCE, UNKNOWN_VARIANCE]).reshape(-1)
+        FixedLayout.column(alt, 'pose.covariance')[:] = covariance
+        return [('baro/pressure', encoded_layout(pressure, arr)),
+                ('baro/altitude', encoded_layout(altitude, alt))]
+
+
+class MagnetometerChannel(StepChannel):
+    """``imu/mag`` (see the module docstring)."""
+
+    file_name = 'magnetometer.jsonl'
+    topic_types = (('imu/mag', 'sensor_msgs/msg/MagneticField'),)
+
+    def __init__(self, vehicle, model):
+        super().__init__(vehicle, model)
+        self.frame = self.prefix + INS_FRAME
+        p = model.params
+        variance = max(p.sigma_t ** 2 if p.noise else 0.0, msg.MIN_VARIANCE)
+        self.covariance = msg.diag3([variance] * 3)
+
+    def encode_block(self, rows, t_ns):
+        layout = self.batches.layout('sensor_msgs/msg/MagneticField',
+                                     ('header.frame_id', self.frame))
+        arr = layout.empty(len(t_ns))
+        put_stamps(arr, 'header.stamp.', t_ns)
+        put_vector(arr, 'magnetic_field', np.array([row['magnetic_field_flu_t'] for row in rows]))
+        arr['magnetic_field_covariance'] = self.covariance
+        return [('imu/mag', encoded_layout(layout, arr))]
+
+
+#: sensor name -> its channel class (the names of Vehicle.step_sensors and of the
+#: configuration's blocks)
+STEP_SENSORS = {'baro': BarometerChannel, 'mag': MagnetometerChannel}
+
+
+def push_step_sensors(vehicle, k0, states):
+    """Every step sensor of ``vehicle`` samples the block of ``states`` from step k0."""
+    for name in STEP_SENSORS:
+        channel = vehicle.channels.get(name)
+        if channel is not None:
+            channel.push_block(k0, states)

@@ -1,0 +1,138 @@
+"""What every sensor sampled from the vehicle's state shares (core.step_sensor,
+pipeline.step_channels): a block of any size gives the same samples, the
+spec's sensors are untouched by the new ones, each vehicle carries what its
+equipment says, and their messages have their frames, units and covariances."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosbags.highlevel import AnyReader
+
+from acres_sim.config import load_config
+from acres_sim.core.truth import T_P, T_Q, T_V, T_W, TRUTH_SIZE
+from acres_sim.pipeline.vehicle import build_vehicle
+from acres_sim.record.runner import RecordRequest, record
+from acres_sim.rig import RigOptions
+
+NEW_SENSORS_OFF = {'baro.enabled': False, 'mag.enabled': False}
+STEP_FILES = {'baro': 'barometer.jsonl', 'mag': 'magnetometer.jsonl'}
+STEP_TOPICS = {'/baro/pressure': 'sensor_msgs/msg/FluidPressure',
+               '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+               '/imu/mag': 'sensor_msgs/msg/MagneticField'}
+
+
+def turning_states(steps, k0=0):
+    """States of a vehicle driving a 20 m circle at 3 m/s, climbing 1 m per lap."""
+    t = (k0 + np.arange(steps)) / 120.0
+    rate = 3.0 / 20.0
+    yaw = rate * t
+    states = np.zeros((steps, TRUTH_SIZE))
+    states[:, T_P] = 20.0 * np.sin(yaw)
+    states[:, T_P + 1] = 20.0 * (1.0 - np.cos(yaw))
+    states[:, T_P + 2] = yaw / (2.0 * np.pi)
+    states[:, T_Q + 2] = np.sin(yaw / 2.0)
+    states[:, T_Q + 3] = np.cos(yaw / 2.0)
+    states[:, T_V] = 3.0 * np.cos(yaw)
+    states[:, T_V + 1] = 3.0 * np.sin(yaw)
+    states[:, T_W + 2] = rate
+    return states
+
+
+def bag_entries(folder):
+    """{topic: [(time, bytes), ...]} of a recording's bag."""
+    out = {}
+    with AnyReader([Path(folder) / 'bag']) as reader:
+        for connection, t, data in reader.messages():
+            out.setdefault(connection.topic, []).append((t, bytes(data)))
+    return out
+
+
+@pytest.mark.parametrize('name', sorted(STEP_FILES))
+def test_blocks_of_any_size_give_the_same_samples(name):
+    config = load_config(rig='polaris')
+    states = turning_states(1200)
+
+    def samples(block):
+        model = build_vehicle(config, 'polaris', sensors=(name,)).step_sensors[name]
+        steps, values = [], []
+        for k0 in range(0, len(states), block):
+            k, v = model.run_block(k0, states[k0:k0 + block])
+            steps.append(k)
+            values.append(v)
+        return np.concatenate(steps), np.concatenate(values)
+
+    whole_k, whole = samples(len(states))
+    assert len(whole_k) > 100
+    for block in (1, 7, 240):
+        k, v = samples(block)
+        np.testing.assert_array_equal(k, whole_k)
+        np.testing.assert_array_equal(v, whole)
+
+
+@pytest.fixture(scope='module')
+def recordings(tmp_path_factory):
+    """The Polaris for 10 s with its equipment, and with the spec's sensors only."""
+    folder = tmp_path_factory.mktemp('step_sensors')
+    for name, overrides in (('on', {}), ('off', NEW_SENSORS_OFF)):
+        record(RecordRequest('polaris', folder / name,
+                             RigOptions(duration_s=10.0, overrides=overrides), progress=False))
+    return folder / 'on', folder / 'off'
+
+
+def test_the_spec_sensors_are_untouched_by_the_new_ones(recordings):
+    on, off = recordings
+    for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl'):
+        assert (on / name).read_bytes() == (off / name).read_bytes(), name
+    for name in STEP_FILES.values():
+        assert (on / name).is_file() and not (off / name).exists()
+    with_new, without = bag_entries(on), bag_entries(off)
+    assert set(with_new) - set(without) == set(STEP_TOPICS)
+    for topic, entries in without.items():
+        assert with_new[topic] == entries, topic
+
+
+def test_each_vehicle_carries_its_equipment_and_each_sensor_switches_off():
+    for rig in ('polaris', 'maxxum'):
+        config = load_config(rig=rig)
+        assert config['baro.enabled'] and config['mag.enabled']
+        assert set(build_vehicle(config, rig).step_sensors) == set(STEP_FILES)
+        off = load_config(rig=rig, overrides={'mag.enabled': False})
+        assert set(build_vehicle(off, rig).step_sensors) == {'baro'}
+    # the spec's defaults (no vehicle): none of them
+    assert not load_config()['baro.enabled'] and not load_config()['mag.enabled']
+    # the Maxxum's steel, the Polaris none
+    assert load_config(rig='maxxum')['mag.hard_iron_t'] != [0.0, 0.0, 0.0]
+    assert load_config(rig='polaris')['mag.hard_iron_t'] == [0.0, 0.0, 0.0]
+
+
+def test_the_messages_have_their_frames_units_and_covariances(recordings):
+    on, _off = recordings
+    config = load_config(rig='polaris')
+    with AnyReader([on / 'bag']) as reader:
+        connections = {c.topic: c for c in reader.connections}
+        assert {t: connections[t].msgtype for t in STEP_TOPICS} == STEP_TOPICS
+
+        def first(topic):
+            con = connections[topic]
+            _c, t, data = next(iter(reader.messages(connections=[con])))
+            return t, reader.deserialize(data, con.msgtype)
+
+        t, pressure = first('/baro/pressure')
+        assert pressure.header.frame_id == 'oxts_link'
+        assert 97000.0 < pressure.fluid_pressure < 100000.0          # Pa, not hPa
+        assert pressure.variance == pytest.approx(config['baro.noise_pa'] ** 2)
+        _t, altitude = first('/baro/altitude')
+        assert altitude.header.frame_id == 'map'
+        assert abs(altitude.pose.pose.position.z) < 2.0               # above the tile origin
+        covariance = altitude.pose.covariance.reshape(6, 6)
+        assert 0.0 < covariance[2, 2] < 1.0 and covariance[0, 0] >= 1e6
+        _t, field = first('/imu/mag')
+        assert field.header.frame_id == 'oxts_link'
+        b = np.array([field.magnetic_field.x, field.magnetic_field.y, field.magnetic_field.z])
+        assert 4e-5 < np.linalg.norm(b) < 7e-5                         # tesla
+        covariance = field.magnetic_field_covariance.reshape(3, 3)
+        assert np.all(np.diag(covariance) == pytest.approx(config['mag.noise_t'] ** 2))
+        # stamped with the sample time, in the bag at t_sample + delay_s
+        assert t - (pressure.header.stamp.sec * 10**9 + pressure.header.stamp.nanosec) \
+            == pytest.approx(config['delay_s'] * 1e9, abs=1e7)
