@@ -42,14 +42,16 @@ of about 1 %" error (Hines & Zelubowski 1992, *Conditions affecting the
 accuracy of speed measurements by low power MM-wave CW Doppler radar*, IEEE
 VTC, doi:10.1109/VETEC.1992.245248); 0.5-1.5 % estimation error on flat road
 (Antoniou et al. 2017, *Comparison of adaptive spectral estimation for vehicle
-speed measurement with radar sensors*, Sensors 17(4) 751); a current multi-beam
-agricultural unit quotes +-3 % below 2 mph (secondary source, grokipedia's
-"Ground speed radar" page).  The defaults take 1 % of the speed (1 sigma) plus
-0.02 m/s (about 3 % at 2 mph), estimates from those figures.  ISO 11783-7
-itself says ground-based accuracy is speed dependent and degrades at low speed
-(its GBSD/WBSD definitions), and its machine-selected-speed "blended" source
-example switches to wheel speed below 0.5 m/s of ground-based speed (quoted in
-AgIsoStack++'s isobus_speed_distance_messages.hpp).
+speed measurement with radar sensors*, Sensors 17(4) 751); a current
+multi-beam 77-81 GHz true-ground-speed sensor quotes +-3 % up to 2 mph (a
+secondary source, grokipedia's "Ground speed radar" page).  The defaults take
+1 % of the speed (1 sigma) plus 0.02 m/s (about 3 % at 2 mph), estimates from
+those figures.  ISO 11783-7 itself says the accuracies of wheel- and
+ground-based speed can be speed dependent and degrade at low speeds (its WBSD
+definition, quoted in eclipse-4diac/4diac-forte issue 188), and its
+machine-selected-speed "blended" source example switches to wheel speed below
+0.5 m/s of ground-based speed (quoted in AgIsoStack++'s
+isobus_speed_distance_messages.hpp).
 
 Rate: 10 Hz, the 100 ms transmission interval of ISO 11783-7's ground-based
 speed and distance message (PGN 65097; AgIsoStack++ sends it every
@@ -74,7 +76,7 @@ arm_x_m              m     -0.056    any           estimate: on the frame 1.0 m 
 arm_y_m              m     -0.5      any             axle, 0.5 m right, 0.6 m above the ground
 arm_z_m              m     -0.4      any             (Maxxum chassis origin 1.056 m ahead, 1.0 m up)
 com_x_m, _y_m, _z_m  m     0.0       any           the vehicle's
-beam_angle_deg       deg   35        20 - 60       estimate: installation guides' 35-37 deg
+beam_angle_deg       deg   35        20 - 60       estimate: 35-37 deg is usual (no guide found)
 scale_error          -     0.0       -0.05 - 0.05  a calibrated unit (GMH note 1001)
 noise_floor_mps      m/s   0.02      0 - 0.2       estimate (above)
 noise_fraction       -     0.01      0 - 0.05      about 1 % (Hines & Zelubowski; Antoniou et al.)
