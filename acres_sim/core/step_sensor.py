@@ -24,7 +24,9 @@ A sensor module gives:
   (``kernel = staticmethod(<name>_block)``) and its sizes, and turning a
   sample into its file row (:meth:`StepSensor.row`).
 
-Each sensor has its own PCG32 stream (``core.rng``'s table).
+Each sensor has its own PCG32 stream (``core.rng``'s table).  The kernels
+share :func:`state_axes` (the body axes of a state row) and
+:func:`point_velocity` (the velocity of a body point, v + w x R (r - c)).
 """
 
 from typing import NamedTuple
@@ -34,9 +36,9 @@ import numpy as np
 
 from acres_sim.core.rng import Pcg32
 from acres_sim.core.schedule import DUE_TOLERANCE_S
-from acres_sim.core.truth import PHYSICS_HZ
+from acres_sim.core.truth import PHYSICS_HZ, T_Q, T_V, T_W
 
-__all__ = ['StepSensor', 'due_now']
+__all__ = ['StepSensor', 'due_now', 'point_velocity', 'state_axes']
 
 
 @njit(cache=True)
@@ -46,6 +48,32 @@ def due_now(due, period, t):
         due[0] += period
         return True
     return False
+
+
+@njit(cache=True)
+def state_axes(row):
+    """The body x, y, z axes in world coordinates (the columns of R) of the state
+    row ``row`` (its quaternion at T_Q, xyzw, body FLU -> ENU): three 3-tuples."""
+    qx, qy, qz, qw = row[T_Q], row[T_Q + 1], row[T_Q + 2], row[T_Q + 3]
+    xx, yy, zz = qx * qx, qy * qy, qz * qz
+    xy, xz, yz = qx * qy, qx * qz, qy * qz
+    wx, wy, wz = qw * qx, qw * qy, qw * qz
+    return ((1.0 - 2.0 * (yy + zz), 2.0 * (xy + wz), 2.0 * (xz - wy)),
+            (2.0 * (xy - wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz + wx)),
+            (2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)))
+
+
+@njit(cache=True)
+def point_velocity(row, ex, ey, ez, dx, dy, dz):
+    """World velocity of the body point at ``(dx, dy, dz)`` (body FLU [m]) from the
+    centre of mass: v + w x R d, with v (T_V) and w (T_W) of the state row."""
+    rx = ex[0] * dx + ey[0] * dy + ez[0] * dz
+    ry = ex[1] * dx + ey[1] * dy + ez[1] * dz
+    rz = ex[2] * dx + ey[2] * dy + ez[2] * dz
+    wx, wy, wz = row[T_W], row[T_W + 1], row[T_W + 2]
+    return (row[T_V] + wy * rz - wz * ry,
+            row[T_V + 1] + wz * rx - wx * rz,
+            row[T_V + 2] + wx * ry - wy * rx)
 
 
 class StepSensor:
