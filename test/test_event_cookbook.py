@@ -16,9 +16,9 @@ from acres_sim.record.runner import RecordRequest, record
 from acres_sim.rig import RigOptions
 
 PNG_HEADER = b'\x89PNG\r\n\x1a\n'
-# GNSS and INS error, satellites, IMU force and rate, fix state; the barometer and
-# magnetometer of the vehicles' equipment
-TIME_PANELS = 6 + 2
+# GNSS and INS error, satellites, IMU force and rate, fix state
+TIME_PANELS = 6
+FURTHER_FILES = ('barometer.jsonl', 'magnetometer.jsonl', 'wheel_odometry.jsonl', 'radar.jsonl')
 
 
 @pytest.fixture(scope='module')
@@ -54,7 +54,11 @@ def check_report(out, figure, event, active_s, zone=None):
     its start to its end; the zone (if any) is on the map."""
     assert (out / 'report.png').read_bytes()[:8] == PNG_HEADER
     bands = spans(figure, f'event:{event}')
-    assert len(bands) == TIME_PANELS * len(active_s)
+    # and one panel per further sensor the vehicle carries (barometer, ...: its files)
+    further = [name for name in FURTHER_FILES if (out / name).is_file()]
+    panels = [ax for ax in figure.axes if ax.get_xlabel() == 'time [s]']
+    assert further and len(panels) == TIME_PANELS + len(further)
+    assert len(bands) == len(panels) * len(active_s)
     for _ax, patch in bands:
         start, end = patch.get_x(), patch.get_x() + patch.get_width()
         assert any(abs(start - a) < 1e-9 and (b is None or abs(end - b) < 1e-9)

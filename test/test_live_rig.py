@@ -28,7 +28,7 @@ POLARIS_TOPICS = {
     # acres_sim's further sensors, sampled in the sim node
     '/baro/pressure': 'sensor_msgs/msg/FluidPressure',
     '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
-    '/imu/mag': 'sensor_msgs/msg/MagneticField',
+    '/imu/mag': 'sensor_msgs/msg/MagneticField', '/wheel/odom': 'nav_msgs/msg/Odometry',
 }
 
 SENSOR_TOPICS = ('/gnss_receiver/fix', '/gnss_receiver/nmea', '/imu/data_raw', '/diagnostics')
@@ -360,7 +360,8 @@ MAXXUM_TOPICS = {
     '/sim/truth': 'nav_msgs/msg/Odometry',
     '/baro/pressure': 'sensor_msgs/msg/FluidPressure',
     '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
-    '/imu/mag': 'sensor_msgs/msg/MagneticField',
+    '/imu/mag': 'sensor_msgs/msg/MagneticField', '/wheel/odom': 'nav_msgs/msg/Odometry',
+    '/radar/speed': 'geometry_msgs/msg/TwistWithCovarianceStamped',
 }
 # frame_id (and child_frame_id) of each topic's messages
 FRAMES = {

@@ -56,8 +56,9 @@ def test_a_vehicle_has_its_mounts_rates_and_enabled_sensors_only():
     vehicle = build_vehicle(config, 'maxxum', route=vehicle_route('maxxum'))
     assert vehicle.imu is None and 'imu' not in vehicle.channels
     assert vehicle.gnss is not None and vehicle.ins is not None
-    assert set(vehicle.channels) == {'gnss', 'ins', 'baro', 'mag'}    # with its equipment
-    assert set(vehicle.step_sensors) == {'baro', 'mag'}
+    equipment = {'baro', 'mag', 'wheel_odometry', 'radar'}
+    assert set(vehicle.channels) == {'gnss', 'ins'} | equipment
+    assert set(vehicle.step_sensors) == equipment
     assert vehicle.rates == {'imu': config['imu.hz'], 'ins': config['ins.hz'], 'gnss': 5.0,
                              'truth': config['ins.hz']}
     p = vehicle.params

@@ -25,9 +25,10 @@ Re-pinned since, each time after checking that only the intended values moved:
 The digests below are those changes together, each checked on its own first.
 
 The recordings are of the spec's sensors only: acres_sim's further sensors
-(barometer, magnetometer, ...), which the packaged vehicles carry, are switched
-off here (SPEC_SENSORS_ONLY); test_step_sensors checks that switching them on
-leaves every output of the spec's sensors as it is."""
+(barometer, magnetometer, wheel odometry, radar, ...), which the packaged
+vehicles carry, are switched off here (SPEC_SENSORS_ONLY); test_step_sensors
+checks that switching them on leaves every output of the spec's sensors as it
+is."""
 
 import hashlib
 import json
@@ -56,7 +57,8 @@ def recording_digest(out):
     return h.hexdigest()
 
 
-SPEC_SENSORS_ONLY = {'baro.enabled': False, 'mag.enabled': False}
+SPEC_SENSORS_ONLY = {'baro.enabled': False, 'mag.enabled': False,
+                     'wheel_odometry.enabled': False, 'radar.enabled': False}
 
 
 @pytest.mark.parametrize('rig, seconds, agents, overrides, digest', [

@@ -75,7 +75,7 @@ POLARIS_TOPICS = {
     # the Polaris's equipment
     '/baro/pressure': 'sensor_msgs/msg/FluidPressure',
     '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
-    '/imu/mag': 'sensor_msgs/msg/MagneticField'}
+    '/imu/mag': 'sensor_msgs/msg/MagneticField', '/wheel/odom': 'nav_msgs/msg/Odometry'}
 
 
 def test_bag_reads_back_with_rosbags_and_with_mcap(polaris):

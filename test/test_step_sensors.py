@@ -15,11 +15,17 @@ from acres_sim.pipeline.vehicle import build_vehicle
 from acres_sim.record.runner import RecordRequest, record
 from acres_sim.rig import RigOptions
 
-NEW_SENSORS_OFF = {'baro.enabled': False, 'mag.enabled': False}
-STEP_FILES = {'baro': 'barometer.jsonl', 'mag': 'magnetometer.jsonl'}
+NEW_SENSORS_OFF = {'baro.enabled': False, 'mag.enabled': False,
+                   'wheel_odometry.enabled': False, 'radar.enabled': False}
+STEP_FILES = {'baro': 'barometer.jsonl', 'mag': 'magnetometer.jsonl',
+              'wheel_odometry': 'wheel_odometry.jsonl', 'radar': 'radar.jsonl'}
+# the Polaris's (no radar: the Maxxum's)
 STEP_TOPICS = {'/baro/pressure': 'sensor_msgs/msg/FluidPressure',
                '/baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
-               '/imu/mag': 'sensor_msgs/msg/MagneticField'}
+               '/imu/mag': 'sensor_msgs/msg/MagneticField',
+               '/wheel/odom': 'nav_msgs/msg/Odometry'}
+EQUIPMENT = {'polaris': {'baro', 'mag', 'wheel_odometry'},
+             'maxxum': {'baro', 'mag', 'wheel_odometry', 'radar'}}
 
 
 def turning_states(steps, k0=0):
@@ -50,11 +56,11 @@ def bag_entries(folder):
 
 @pytest.mark.parametrize('name', sorted(STEP_FILES))
 def test_blocks_of_any_size_give_the_same_samples(name):
-    config = load_config(rig='polaris')
+    config = load_config(rig='maxxum')
     states = turning_states(1200)
 
     def samples(block):
-        model = build_vehicle(config, 'polaris', sensors=(name,)).step_sensors[name]
+        model = build_vehicle(config, 'maxxum', sensors=(name,)).step_sensors[name]
         steps, values = [], []
         for k0 in range(0, len(states), block):
             k, v = model.run_block(k0, states[k0:k0 + block])
@@ -63,7 +69,7 @@ def test_blocks_of_any_size_give_the_same_samples(name):
         return np.concatenate(steps), np.concatenate(values)
 
     whole_k, whole = samples(len(states))
-    assert len(whole_k) > 100
+    assert len(whole_k) >= 100
     for block in (1, 7, 240):
         k, v = samples(block)
         np.testing.assert_array_equal(k, whole_k)
@@ -84,8 +90,8 @@ def test_the_spec_sensors_are_untouched_by_the_new_ones(recordings):
     on, off = recordings
     for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl'):
         assert (on / name).read_bytes() == (off / name).read_bytes(), name
-    for name in STEP_FILES.values():
-        assert (on / name).is_file() and not (off / name).exists()
+    for name, file in STEP_FILES.items():
+        assert (on / file).is_file() == (name != 'radar') and not (off / file).exists()
     with_new, without = bag_entries(on), bag_entries(off)
     assert set(with_new) - set(without) == set(STEP_TOPICS)
     for topic, entries in without.items():
@@ -93,14 +99,20 @@ def test_the_spec_sensors_are_untouched_by_the_new_ones(recordings):
 
 
 def test_each_vehicle_carries_its_equipment_and_each_sensor_switches_off():
-    for rig in ('polaris', 'maxxum'):
+    for rig, names in EQUIPMENT.items():
         config = load_config(rig=rig)
-        assert config['baro.enabled'] and config['mag.enabled']
-        assert set(build_vehicle(config, rig).step_sensors) == set(STEP_FILES)
-        off = load_config(rig=rig, overrides={'mag.enabled': False})
-        assert set(build_vehicle(off, rig).step_sensors) == {'baro'}
+        assert set(build_vehicle(config, rig).step_sensors) == names
+        for name in names:
+            off = load_config(rig=rig, overrides={f'{name}.enabled': False})
+            assert set(build_vehicle(off, rig).step_sensors) == names - {name}
     # the spec's defaults (no vehicle): none of them
-    assert not load_config()['baro.enabled'] and not load_config()['mag.enabled']
+    assert not any(load_config()[f'{name}.enabled'] for name in STEP_FILES)
+    # the radar's mount is in the static TF when (and only when) the vehicle has one
+    from acres_sim.pipeline.vehicle import static_tf
+    for rig, names in EQUIPMENT.items():
+        frames = [t.child_frame_id for t in static_tf([build_vehicle(load_config(rig=rig),
+                                                                     rig)]).transforms]
+        assert ('radar_link' in frames) == ('radar' in names)
     # the Maxxum's steel, the Polaris none
     assert load_config(rig='maxxum')['mag.hard_iron_t'] != [0.0, 0.0, 0.0]
     assert load_config(rig='polaris')['mag.hard_iron_t'] == [0.0, 0.0, 0.0]
@@ -136,3 +148,47 @@ def test_the_messages_have_their_frames_units_and_covariances(recordings):
         # stamped with the sample time, in the bag at t_sample + delay_s
         assert t - (pressure.header.stamp.sec * 10**9 + pressure.header.stamp.nanosec) \
             == pytest.approx(config['delay_s'] * 1e9, abs=1e7)
+
+
+def test_the_wheel_surfaces_of_the_schema_are_the_models():
+    from acres_sim.config.schema import WHEEL_SURFACES
+    from acres_sim.core.wheel_odometry import SURFACES
+
+    assert WHEEL_SURFACES == tuple(SURFACES)
+
+
+def test_wheel_odometry_and_radar_messages_follow_their_rows(tmp_path):
+    """The Maxxum's wheel/odom (odom -> base_footprint, REP-105) and radar/speed
+    (radar_link): each message holds its row's values, covariances never all zero."""
+    import json
+
+    out = tmp_path / 'maxxum'
+    record(RecordRequest('maxxum', out, RigOptions(duration_s=30.0), progress=False))
+    wheel = [json.loads(line) for line in (out / 'wheel_odometry.jsonl').open()]
+    radar = [json.loads(line) for line in (out / 'radar.jsonl').open()]
+    with AnyReader([out / 'bag']) as reader:
+        def decoded(topic):
+            cons = [c for c in reader.connections if c.topic == topic]
+            return [reader.deserialize(d, c.msgtype)
+                    for c, _t, d in reader.messages(connections=cons)]
+        odometry, speeds = decoded('/wheel/odom'), decoded('/radar/speed')
+    assert len(odometry) == len(wheel) > 1000 and len(speeds) == len(radar) > 250
+    for row, m in zip(wheel, odometry):
+        assert (m.header.frame_id, m.child_frame_id) == ('odom', 'base_footprint')
+        assert [m.pose.pose.position.x, m.pose.pose.position.y] == row['position_odom_m']
+        yaw = 2.0 * np.arctan2(m.pose.pose.orientation.z, m.pose.pose.orientation.w)
+        assert abs((yaw - row['yaw_odom_rad'] + np.pi) % (2 * np.pi) - np.pi) < 1e-12
+        assert m.twist.twist.linear.x == row['speed_mps']
+        assert m.twist.twist.angular.z == row['yaw_rate_radps']
+        pose = m.pose.covariance.reshape(6, 6)
+        c = np.array(row['pose_covariance_xy_yaw'])
+        np.testing.assert_array_equal(pose[np.ix_([0, 1, 5], [0, 1, 5])], c)
+        assert np.all(np.diag(pose) > 0) and np.all(np.diag(m.twist.covariance.reshape(6, 6)) > 0)
+    assert wheel[-1]['distance_m'] > 20.0          # it drove
+    for row, m in zip(radar, speeds):
+        assert m.header.frame_id == 'radar_link'
+        assert m.twist.twist.linear.x == row['speed_mps']
+        variance = m.twist.covariance.reshape(6, 6)[0, 0]
+        sigma = row['sigma_mps'] if row['valid'] else 0.138889
+        assert variance == pytest.approx(sigma ** 2)
+    assert any(not row['valid'] for row in radar[:5]) and all(row['valid'] for row in radar[-50:])

@@ -152,6 +152,9 @@ def _state_keys():
 
 _HELMERT = 'gnss.datum.helmert_itrf2014_to_nad83_2011'
 
+# The surfaces of the wheel odometry's slip (core.wheel_odometry.SURFACES; a test checks).
+WHEEL_SURFACES = ('concrete', 'firm_soil', 'tilled_soil', 'grass', 'sand')
+
 KEYS = (
     # --- common keys ---
     Key('seed', 'int', 42, 'Seed of all noise streams.', low=0, high=SEED_MAX),
@@ -316,6 +319,43 @@ KEYS = (
         'diagonal (xx, yy, zz).', '', low=0.5, high=1.5, spec=False),
     Key('mag.soft_iron_offdiag', 'vec3', [0.0, 0.0, 0.0], 'acres_sim: soft-iron matrix, '
         'symmetric off-diagonal (xy, xz, yz).', '', low=-0.5, high=0.5, spec=False),
+
+    # --- wheel odometry (acres_sim; the rear wheels' encoders, at base_footprint) ---
+    Key('wheel_odometry.enabled', 'bool', False, 'acres_sim: the wheel odometry is on.',
+        spec=False),
+    _rate('wheel_odometry.hz', 50.0, 'acres_sim: sample rate.', spec=False),
+    Key('wheel_odometry.surface', 'str', 'firm_soil', 'acres_sim: the ground, for the slip '
+        'stiffness (Brixius / ASABE D497 at the EP496 optimum slip).',
+        choices=WHEEL_SURFACES, spec=False),
+    Key('wheel_odometry.radius_error', 'float', 0.005, 'acres_sim: relative error of the '
+        'rolling radius the odometry assumes (a scale error).', '', low=-0.05, high=0.05,
+        spec=False),
+    Key('wheel_odometry.track_error', 'float', 0.02, 'acres_sim: relative error of the '
+        'effective track (the tyres scrub in a turn): a yaw-rate scale error.', '',
+        low=-0.1, high=0.1, spec=False),
+    Key('wheel_odometry.speed_noise_mps', 'float', 0.01, "acres_sim: white noise of each "
+        "wheel's speed per sample.", 'm/s', low=0.0, high=0.5, spec=False),
+    Key('wheel_odometry.wheel_variance_per_m', 'float', 1e-5, "acres_sim: variance of a "
+        "wheel's distance per metre rolled (Chong & Kleeman's odometry error model).",
+        'm^2/m', low=0.0, high=0.01, spec=False),
+
+    # --- radar ground-speed sensor (acres_sim; a Doppler unit under the tractor) ---
+    Key('radar.enabled', 'bool', False, 'acres_sim: the radar ground-speed sensor is on.',
+        spec=False),
+    _rate('radar.hz', 10.0, 'acres_sim: output rate (ISO 11783-7: a speed message every '
+          '100 ms).', spec=False),
+    _lever('radar.mount_flu_m', [1.0, -0.5, 0.6], 'acres_sim: the radar, from '
+           'base_footprint (body FLU; an estimate).', spec=False),
+    Key('radar.beam_angle_deg', 'float', 35.0, 'acres_sim: angle of the beam below the '
+        'body x axis.', 'deg', low=20.0, high=60.0, spec=False),
+    Key('radar.scale_error', 'float', 0.0, 'acres_sim: fixed relative error of the speed '
+        '(0: a calibrated unit).', '', low=-0.05, high=0.05, spec=False),
+    Key('radar.noise_floor_mps', 'float', 0.02, 'acres_sim: noise sigma at standstill; '
+        'sigma = floor + fraction * speed.', 'm/s', low=0.0, high=0.2, spec=False),
+    Key('radar.noise_fraction', 'float', 0.01, 'acres_sim: noise sigma per unit of speed '
+        '(about 1 % in the literature).', '', low=0.0, high=0.05, spec=False),
+    Key('radar.min_speed_mps', 'float', 0.138889, 'acres_sim: below this speed the unit '
+        'gives no reading (0, flagged invalid).', 'm/s', low=0.0, high=1.0, spec=False),
 )
 
 assert all(k.choices for k in KEYS if k.kind == 'str'), 'a str sensor key needs choices'

@@ -1,7 +1,7 @@
 """Parameter records and noise streams of the IMU and the INS (spec:
 Parameters, IMU and INS tables; Seeds and Determinism), of acres_sim's
-further sensors (barometer, magnetometer), and the vibration switches of a
-vehicle, built from a resolved Config.
+further sensors (barometer, magnetometer, wheel odometry, radar), and the
+vibration switches of a vehicle, built from a resolved Config.
 
 The core models never read key names; this module maps the imu.* and ins.*
 keys to :class:`~acres_sim.core.imu.ImuParams` and
@@ -18,11 +18,14 @@ from acres_sim.core.geo.state_plane import US_SURVEY_FOOT_M
 from acres_sim.core.imu import ImuParams
 from acres_sim.core.ins import InsParams
 from acres_sim.core.magnetometer import MagnetometerParams
+from acres_sim.core.radar import RadarParams, default_radar_params
+from acres_sim.core.wheel_odometry import WheelOdometryParams, default_wheel_odometry_params
 from acres_sim.core.rng import Pcg32, make_stream
 from acres_sim.core.vibration import VibrationSwitches
 
 __all__ = ['barometer_params', 'imu_params', 'imu_stream', 'ins_params', 'ins_stream',
-           'magnetometer_params', 'sensor_stream', 'site_altitude_m', 'vibration_switches']
+           'magnetometer_params', 'radar_params', 'sensor_stream', 'site_altitude_m',
+           'vibration_switches', 'wheel_odometry_params']
 
 
 
@@ -133,3 +136,27 @@ def magnetometer_params(config, lever_arm_chassis, field) -> MagnetometerParams:
         field_t=np.asarray(b0, dtype=np.float64).reshape(3),
         gradient_t_per_m=np.asarray(gradient, dtype=np.float64).reshape(3, 3),
         rate_t_per_s=np.asarray(rate, dtype=np.float64).reshape(3))
+
+
+def wheel_odometry_params(config, vehicle) -> WheelOdometryParams:
+    """The wheel odometry's parameters (wheel_odometry.*) on ``vehicle`` (its
+    VehicleParams: geometry, mass, rolling resistance)."""
+    return default_wheel_odometry_params(
+        vehicle, str(config['wheel_odometry.surface']),
+        hz=float(config['wheel_odometry.hz']), noise=bool(config['noise']),
+        radius_error=float(config['wheel_odometry.radius_error']),
+        track_error=float(config['wheel_odometry.track_error']),
+        speed_noise_mps=float(config['wheel_odometry.speed_noise_mps']),
+        wheel_variance_per_m=float(config['wheel_odometry.wheel_variance_per_m']))
+
+
+def radar_params(config, vehicle) -> RadarParams:
+    """The radar's parameters (radar.*) on ``vehicle`` (its geometry and CoM)."""
+    return default_radar_params(
+        vehicle, config['radar.mount_flu_m'],
+        hz=float(config['radar.hz']), noise=bool(config['noise']),
+        beam_angle_deg=float(config['radar.beam_angle_deg']),
+        scale_error=float(config['radar.scale_error']),
+        noise_floor_mps=float(config['radar.noise_floor_mps']),
+        noise_fraction=float(config['radar.noise_fraction']),
+        min_speed_mps=float(config['radar.min_speed_mps']))

@@ -416,7 +416,7 @@ class WheelOdometry(StepSensor):
     MEMORY_SIZE = MEMORY_SIZE
     VALUES_PER_SAMPLE = VALUES_PER_SAMPLE
 
-    def start_memory(self) -> np.ndarray:
+    def start_memory(self, rng) -> np.ndarray:
         memory = np.zeros(MEMORY_SIZE)
         memory[M_K_LAST] = -1.0
         memory[M_K_SAMPLE] = -1.0

@@ -12,17 +12,19 @@ is already measured from the chassis origin (body FLU, m:
 from acres_sim.config.records import gnss_settings, site_georeference_args
 from acres_sim.config.sensor_records import (barometer_params, imu_params, imu_stream,
                                              ins_params, ins_stream, magnetometer_params,
-                                             sensor_stream)
+                                             radar_params, sensor_stream, wheel_odometry_params)
 from acres_sim.core.barometer import Barometer
 from acres_sim.core.geo.site import SiteGeoreference
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.core.magnetometer import Magnetometer
+from acres_sim.core.radar import RadarSpeed
+from acres_sim.core.wheel_odometry import WheelOdometry
 from acres_sim.pipeline.magnetic_field import world_field
 
-__all__ = ['barometer', 'gnss_receiver', 'imu_model', 'ins_model', 'magnetometer',
-           'site_georeference']
+__all__ = ['barometer', 'gnss_receiver', 'imu_model', 'ins_model', 'magnetometer', 'radar',
+           'site_georeference', 'wheel_odometry']
 
 
 def site_georeference(config) -> SiteGeoreference:
@@ -58,3 +60,14 @@ def magnetometer(config, lever_arm_chassis, agent_index, site) -> Magnetometer:
     field = world_field(config['mag.field_model'], site)
     return Magnetometer(magnetometer_params(config, lever_arm_chassis, field),
                         sensor_stream(config, 'magnetometer', agent_index))
+
+
+def wheel_odometry(config, vehicle, agent_index) -> WheelOdometry:
+    """The wheel odometry of ``vehicle`` (VehicleParams), on its own noise stream."""
+    return WheelOdometry(wheel_odometry_params(config, vehicle),
+                         sensor_stream(config, 'wheel_odometry', agent_index))
+
+
+def radar(config, vehicle, agent_index) -> RadarSpeed:
+    """The radar ground-speed sensor of ``vehicle`` (VehicleParams), on its own stream."""
+    return RadarSpeed(radar_params(config, vehicle), sensor_stream(config, 'radar', agent_index))

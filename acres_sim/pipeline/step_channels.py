@@ -1,6 +1,6 @@
 """The channels of the sensors sampled from the vehicle's state
 (:mod:`acres_sim.core.step_sensor`): the barometer, the magnetometer, the
-wheel odometry and the radar.
+wheel odometry and the radar ground-speed sensor.
 
 The sim process runs them: the recorder and the live sim node both call
 :func:`push_step_sensors` with each block's states (``Block.states``), so both
@@ -19,19 +19,29 @@ Topics, relative to the vehicle's namespace:
   altitude above the tile origin (x, y and the orientation unknown: variance
   1e6), for a filter that fuses z;
 * ``imu/mag``: sensor_msgs/MagneticField [T] in the INS unit's frame, the
-  covariance the white noise's (the name imu_tools' filters subscribe to).
+  covariance the white noise's (the name imu_tools' filters subscribe to);
+* ``wheel/odom``: nav_msgs/Odometry of the wheel odometry, frame ``odom``,
+  child ``base_footprint`` (REP-105's convention; the rig publishes no TF for
+  it, a filter that owns ``odom -> base_footprint`` does), the pose's x, y,
+  yaw covariance the model's, z, roll and pitch unknown (1e6), the twist's
+  linear.x and angular.z variances the model's, the rest unknown;
+* ``radar/speed``: geometry_msgs/TwistWithCovarianceStamped of the radar,
+  frame ``radar_link`` (its mount), linear.x the speed over ground along the
+  body x, its variance sigma^2 (below the minimum speed: 0 with the minimum
+  speed as sigma), the rest unknown.
 """
 
 import numpy as np
 
 from acres_sim.pipeline import messages as msg
-from acres_sim.pipeline.batches import encoded_layout, put_stamps, put_vector
+from acres_sim.pipeline.batches import encoded_layout, put_quaternion, put_stamps, put_vector
 from acres_sim.pipeline.cdr import FixedLayout
 from acres_sim.pipeline.channels import _Channel
-from acres_sim.pipeline.topics import INS_FRAME, MAP_FRAME
+from acres_sim.pipeline.topics import (BASE_FRAME, INS_FRAME, MAP_FRAME, ODOM_FRAME,
+                                       RADAR_FRAME)
 
-__all__ = ['BarometerChannel', 'MagnetometerChannel', 'STEP_SENSORS', 'StepChannel',
-           'push_step_sensors']
+__all__ = ['BarometerChannel', 'MagnetometerChannel', 'RadarChannel', 'STEP_SENSORS',
+           'StepChannel', 'WheelOdometryChannel', 'push_step_sensors']
 
 UNKNOWN_VARIANCE = 1e6       # a pose field the message does not measure [m^2, rad^2]
 
@@ -130,9 +140,79 @@ class MagnetometerChannel(StepChannel):
         return [('imu/mag', encoded_layout(layout, arr))]
 
 
+def _yaw_quaternion(yaw):
+    """(n, 4) xyzw of rotations by ``yaw`` about z."""
+    yaw = np.asarray(yaw, dtype=np.float64)
+    out = np.zeros((len(yaw), 4))
+    out[:, 2], out[:, 3] = np.sin(yaw / 2.0), np.cos(yaw / 2.0)
+    return out
+
+
+class WheelOdometryChannel(StepChannel):
+    """``wheel/odom`` (see the module docstring)."""
+
+    file_name = 'wheel_odometry.jsonl'
+    topic_types = (('wheel/odom', 'nav_msgs/msg/Odometry'),)
+
+    def encode_block(self, rows, t_ns):
+        layout = self.batches.layout('nav_msgs/msg/Odometry',
+                                     ('header.frame_id', self.prefix + ODOM_FRAME),
+                                     ('child_frame_id', self.prefix + BASE_FRAME))
+        arr = layout.empty(len(t_ns))
+        put_stamps(arr, 'header.stamp.', t_ns)
+        position = np.array([row['position_odom_m'] for row in rows])
+        FixedLayout.column(arr, 'pose.pose.position.x')[:] = position[:, 0]
+        FixedLayout.column(arr, 'pose.pose.position.y')[:] = position[:, 1]
+        put_quaternion(arr, 'pose.pose.orientation',
+                       _yaw_quaternion([row['yaw_odom_rad'] for row in rows]))
+        FixedLayout.column(arr, 'twist.twist.linear.x')[:] = [row['speed_mps'] for row in rows]
+        FixedLayout.column(arr, 'twist.twist.angular.z')[:] = [row['yaw_rate_radps']
+                                                              for row in rows]
+        pose = np.zeros((len(rows), 6, 6))
+        twist = np.zeros((len(rows), 6, 6))
+        for i, row in enumerate(rows):
+            c = row['pose_covariance_xy_yaw']        # x, y, yaw -> rows 0, 1, 5
+            for a, ia in enumerate((0, 1, 5)):
+                for b, ib in enumerate((0, 1, 5)):
+                    pose[i, ia, ib] = c[a][b]
+            for j in (2, 3, 4):
+                pose[i, j, j] = UNKNOWN_VARIANCE
+            variance = row['twist_variance']
+            twist[i, 0, 0], twist[i, 5, 5] = variance['speed_m2ps2'], variance['yaw_rate_rad2ps2']
+            for j in (1, 2, 3, 4):
+                twist[i, j, j] = UNKNOWN_VARIANCE
+        FixedLayout.column(arr, 'pose.covariance')[:] = pose.reshape(-1, 36)
+        FixedLayout.column(arr, 'twist.covariance')[:] = twist.reshape(-1, 36)
+        return [('wheel/odom', encoded_layout(layout, arr))]
+
+
+class RadarChannel(StepChannel):
+    """``radar/speed`` (see the module docstring)."""
+
+    file_name = 'radar.jsonl'
+    topic_types = (('radar/speed', 'geometry_msgs/msg/TwistWithCovarianceStamped'),)
+
+    def encode_block(self, rows, t_ns):
+        layout = self.batches.layout('geometry_msgs/msg/TwistWithCovarianceStamped',
+                                     ('header.frame_id', self.prefix + RADAR_FRAME))
+        arr = layout.empty(len(t_ns))
+        put_stamps(arr, 'header.stamp.', t_ns)
+        FixedLayout.column(arr, 'twist.twist.linear.x')[:] = [row['speed_mps'] for row in rows]
+        minimum = self.model.params.min_speed_mps
+        covariance = np.zeros((len(rows), 6, 6))
+        for i, row in enumerate(rows):
+            sigma = row['sigma_mps'] if row['valid'] else minimum
+            covariance[i, 0, 0] = max(sigma ** 2, msg.MIN_VARIANCE)
+            for j in range(1, 6):
+                covariance[i, j, j] = UNKNOWN_VARIANCE
+        FixedLayout.column(arr, 'twist.covariance')[:] = covariance.reshape(-1, 36)
+        return [('radar/speed', encoded_layout(layout, arr))]
+
+
 #: sensor name -> its channel class (the names of Vehicle.step_sensors and of the
 #: configuration's blocks)
-STEP_SENSORS = {'baro': BarometerChannel, 'mag': MagnetometerChannel}
+STEP_SENSORS = {'baro': BarometerChannel, 'mag': MagnetometerChannel,
+                'wheel_odometry': WheelOdometryChannel, 'radar': RadarChannel}
 
 
 def push_step_sensors(vehicle, k0, states):

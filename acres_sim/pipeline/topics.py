@@ -31,8 +31,8 @@ from acres_sim.core.quaternion import q_z
 
 __all__ = ['ANTENNA_FRAME', 'BASE_FRAME', 'CHASSIS_FRAME', 'GNSS_TOPICS', 'GRID_FRAME',
            'IMU_FRAME', 'IMU_TOPIC', 'INS_FRAME', 'INS_POINT_KEY', 'INS_TOPICS', 'MAP_FRAME',
-           'OXTS_IMU_FRAME', 'TRUTH_TOPIC', 'UTM_FRAME', 'InsTopics', 'lever_arm', 'mount_origin',
-           'mount_transforms', 'utm_to_map']
+           'ODOM_FRAME', 'OXTS_IMU_FRAME', 'RADAR_FRAME', 'TRUTH_TOPIC', 'UTM_FRAME', 'InsTopics',
+           'lever_arm', 'mount_origin', 'mount_transforms', 'utm_to_map']
 
 
 class InsTopics(NamedTuple):
@@ -65,6 +65,8 @@ UTM_FRAME, MAP_FRAME, GRID_FRAME = 'utm', 'map', 'grid'   # see the module docst
 BASE_FRAME, CHASSIS_FRAME = 'base_footprint', 'chassis'
 
 ANTENNA_FRAME, IMU_FRAME, INS_FRAME = 'gnss_antenna', 'imu_link', 'oxts_link'
+RADAR_FRAME = 'radar_link'     # the radar ground-speed sensor (when the vehicle has one)
+ODOM_FRAME = 'odom'            # of the wheel odometry (REP-105; no TF from the rig)
 # The Polaris INS IMU message is in the OxTS unit's axes: its own frame,
 # rotated from FLU by frames.OXTS_MOUNT_XYZW.
 OXTS_IMU_FRAME = 'oxts_imu_link'
@@ -103,6 +105,10 @@ def mount_transforms(config, vehicle, rig, prefix=''):
               (INS_TOPICS[rig].fix_frame, ins_arm, _IDENTITY)]
     if INS_TOPICS[rig].oxts_axes:
         mounts.append((OXTS_IMU_FRAME, ins_arm, OXTS_MOUNT_XYZW))
+    if config['radar.enabled']:
+        mounts.append((RADAR_FRAME, lever_arm_from_chassis(
+            config['radar.mount_flu_m'], 'base_footprint', vehicle.wheelbase_m,
+            vehicle.cog_height_m), _IDENTITY))
     return [(prefix + BASE_FRAME, prefix + child,
              tuple(float(a) for a in chassis + arm), rotation)
             for child, arm, rotation in mounts]

@@ -38,7 +38,7 @@ from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
 from acres_sim.pipeline.models import (barometer, gnss_receiver, imu_model, ins_model,
-                                       magnetometer, site_georeference)
+                                       magnetometer, radar, site_georeference, wheel_odometry)
 from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.timeline import Timeline
 from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
@@ -154,7 +154,9 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
     ins = ins_model(config, arms['ins'], index, site) if 'ins' in built else None
     # the barometer and magnetometer sit in the INS unit
     makers = {'baro': lambda: barometer(config, arms['ins'], index),
-              'mag': lambda: magnetometer(config, arms['ins'], index, site)}
+              'mag': lambda: magnetometer(config, arms['ins'], index, site),
+              'wheel_odometry': lambda: wheel_odometry(config, params, index),
+              'radar': lambda: radar(config, params, index)}
     step_sensors = {name: makers[name]() for name in STEP_SENSORS if name in built}
     events = no_events() if events is None else events
     for model in (gnss, imu):

@@ -643,5 +643,45 @@ def _magnetometer_panel(ax, rows):
     ax.legend(loc='upper right', fontsize=8, framealpha=0.9)
 
 
+def _wheel_odometry_panel(ax, rows):
+    """The odometry's speed error against the truth, and the wheels' slip."""
+    ax.set_title('Wheel odometry: speed - true speed, and slip')
+    t, is_time = _times(rows)
+    ax.set_xlabel(_time_label(is_time))
+    ax.set_ylabel('speed error [m/s]', color='#1f4e79')
+    ax.grid(True, alpha=0.3)
+    if not rows:
+        _no_data(ax, 'no wheel odometry rows')
+        return
+    error = _scalar_rows(rows, 'speed_mps') - np.array([r['truth']['speed_mps'] for r in rows])
+    tt, ee = _thin(t, error)
+    ax.plot(tt, ee, lw=0.6, color='#1f4e79')
+    ax2 = ax.twinx()
+    tt, ss = _thin(t, 100.0 * _scalar_rows(rows, 'slip'))
+    ax2.plot(tt, ss, lw=0.8, color='#d95f02')
+    ax2.set_ylabel('slip [%]', color='#d95f02')
+
+
+def _radar_panel(ax, rows):
+    """The radar's speed error against the truth, with its ±1σ."""
+    ax.set_title('Radar: speed - true speed, ±1σ')
+    t, is_time = _times(rows)
+    ax.set_xlabel(_time_label(is_time))
+    ax.set_ylabel('speed error [m/s]')
+    ax.grid(True, alpha=0.3)
+    if not rows:
+        _no_data(ax, 'no radar rows')
+        return
+    valid = np.array([bool(r['valid']) for r in rows])
+    error = _scalar_rows(rows, 'speed_mps') - np.array([r['truth']['speed_mps'] for r in rows])
+    sigma = _scalar_rows(rows, 'sigma_mps')
+    error, sigma = np.where(valid, error, np.nan), np.where(valid, sigma, np.nan)
+    tt, ee, sg = _thin(t, error, sigma)
+    ax.fill_between(tt, -sg, sg, color='#1f4e79', alpha=0.15, lw=0, label='±1σ')
+    ax.plot(tt, ee, lw=0.6, color='#1f4e79', label='error (gap: below the minimum speed)')
+    ax.legend(loc='upper right', fontsize=8, framealpha=0.9)
+
+
 #: sensor name -> the function drawing its panel (ax, rows)
-FURTHER_PANELS = {'baro': _barometer_panel, 'mag': _magnetometer_panel}
+FURTHER_PANELS = {'baro': _barometer_panel, 'mag': _magnetometer_panel,
+                  'wheel_odometry': _wheel_odometry_panel, 'radar': _radar_panel}
