@@ -53,14 +53,42 @@ def test_schema_has_every_spec_key_with_its_default():
         assert schema[name] == pytest.approx(value), name
 
 
+# acres_sim's own keys with a Polaris value: in the packaged overlay, not the game's
+OWN_POLARIS = {k.name: k.polaris for k in KEYS if not k.spec and k.polaris is not None}
+
+
 def test_polaris_column_matches_the_overlay_file_and_the_games_json():
     game = flat(json.loads((DATA / 'sensors_polaris.json').read_text()))
     packaged = read_layer(config_dir() / 'sensors_polaris.yaml')
-    assert set(packaged) == set(game)
+    assert set(packaged) == set(game) | set(OWN_POLARIS)
+    assert not set(game) & set(OWN_POLARIS)
     for name, value in game.items():
         assert packaged[name] == pytest.approx(value), name
         expected = key(name).polaris if key(name).polaris is not None else key(name).default
         assert value == pytest.approx(expected), name
+    for name, value in OWN_POLARIS.items():
+        assert packaged[name] == value, name
+
+
+def test_the_polaris_overlay_turns_the_dual_antenna_heading_on():
+    """The Polaris alone has the heading (a fore-aft roof baseline of 1.0 m);
+    GST and GPSFix are on for every rig (schema defaults)."""
+    assert OWN_POLARIS == {'gnss.heading.enabled': True,
+                           'gnss.heading.secondary_antenna_flu_m': [0.1, 0.0, 2.15]}
+    polaris, maxxum = load_config(rig='polaris'), load_config(rig='maxxum')
+    assert polaris['gnss.heading.enabled'] and not maxxum['gnss.heading.enabled']
+    for config in (polaris, maxxum):
+        assert config['gnss.nmea.gst'] and config['gnss.gpsfix']
+    arm, secondary = polaris['gnss.antenna_flu_m'], polaris['gnss.heading.secondary_antenna_flu_m']
+    assert [a - b for a, b in zip(secondary, arm)] == pytest.approx([-1.0, 0.0, 0.0])
+
+
+def test_a_heading_baseline_shorter_than_10_cm_is_refused():
+    with pytest.raises(ConfigError, match='gnss.heading.secondary_antenna_flu_m.*0.05 m'):
+        load_config(rig='polaris', overrides={
+            'gnss.heading.secondary_antenna_flu_m': [1.15, 0.0, 2.15]})
+    load_config(rig='polaris', overrides={'gnss.heading.enabled': False,
+                                          'gnss.heading.secondary_antenna_flu_m': [1.1, 0, 2.15]})
 
 
 def test_packaged_defaults_equal_the_schema_and_the_games_json():
@@ -73,7 +101,7 @@ def test_packaged_defaults_equal_the_schema_and_the_games_json():
 
 def test_game_json_with_polaris_overlay_equals_packaged_polaris():
     game = load_config(config_file=DATA / 'sensors.json',
-                       overlay_file=DATA / 'sensors_polaris.json')
+                       overlay_file=DATA / 'sensors_polaris.json', overrides=OWN_POLARIS)
     assert game.values == load_config(rig='polaris').values
 
 

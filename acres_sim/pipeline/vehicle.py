@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from acres_sim.config.records import gnss_heading
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.scene import default_scene
 from acres_sim.config.sensor_records import vibration_switches
@@ -36,7 +37,7 @@ from acres_sim.core.vehicles import VehicleParams
 from acres_sim.core.vibration import VibrationSwitches
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
-from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
+from acres_sim.pipeline.channels import GnssChannel, GnssHeadingChannel, ImuChannel, InsChannel
 from acres_sim.pipeline.models import gnss_receiver, imu_model, ins_model, site_georeference
 from acres_sim.pipeline.timeline import Timeline
 from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
@@ -78,6 +79,7 @@ class Vehicle:
     batches: MessageBatches       # its block encoders
     vibration: VibrationSwitches  # its vibration sources (the config's vibration.* keys)
     events: VehicleEvents         # its fault events (their clock is this process's own)
+    gnss_heading: Any = None      # the receiver's dual-antenna heading (None: off or no receiver)
     channels: dict = field(default_factory=dict)   # sensor -> its channel (built sensors)
 
     def set_events(self, events: VehicleEvents):
@@ -170,10 +172,13 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
         topics=INS_TOPICS[vehicle_name], route=route,
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
-        batches=batches, vibration=vibration_switches(config), events=events)
-    channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
-    vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in SENSORS
-                        if getattr(vehicle, sensor) is not None}
+        batches=batches, vibration=vibration_switches(config), events=events,
+        gnss_heading=(gnss_heading(config, index)
+                      if gnss is not None and config['gnss.heading.enabled'] else None))
+    channel_types = {'gnss': GnssChannel, 'gnss_heading': GnssHeadingChannel,
+                     'imu': ImuChannel, 'ins': InsChannel}
+    vehicle.channels = {name: make(vehicle) for name, make in channel_types.items()
+                        if getattr(vehicle, name) is not None}
     return vehicle
 
 
