@@ -10,17 +10,21 @@ confidence"):
   of freedom, so ``r = s sqrt(-2 ln 0.05) = 2.447747 s``; unequal sigmas use
   s^2 = (se^2 + sn^2) / 2, which is exact only for the equal case;
 * spherical: the radius r with P(e^2 + n^2 + u^2 <= r^2) = 0.95, horizontal
-  sigmas taken as above.  With W = e^2 + n^2 (exponential, mean 2 s^2) and
-  u = su z, P(W + u^2 <= c) = integral over |u| <= sqrt(c) of the density of u
-  times P(W <= c - u^2); substituting u = sqrt(c) sin(t) makes it smooth:
+  sigmas taken as above.  With W = e^2 + n^2 (s^2 times a chi-square of 2
+  degrees of freedom) and u = su z, P(c) = P(|u| <= sqrt(c)) - the integral
+  over |u| <= sqrt(c) of the density of u times exp(-(c - u^2) / (2 s^2)):
 
-      P(c) = erf(sqrt(c) / (sqrt(2) su))
-             - (2 / pi)^(1/2) (sqrt(c) / su) integral_0^(pi/2) exp(-c sin^2 t / (2 su^2)
-               - c cos^2 t / (2 s^2)) cos t dt
+      P(c) = erf(sqrt(c) / (sqrt(2) su)) - exp(-c / (2 s^2)) / (sqrt(2 pi) su) I,
+      I = integral_{-sqrt(c)}^{sqrt(c)} exp(k u^2) du,   k = 1 / (2 s^2) - 1 / (2 su^2).
 
-  evaluated with Simpson's rule and solved for P(r^2) = 0.95 by the Illinois
-  (modified regula falsi) method, between the 1-D bound of the larger sigma
-  and 2.8 times it (above the 3-D radius of equal sigmas, 2.7955).
+  For su <= s (k <= 0) I is closed: sqrt(pi / -k) erf(sqrt(-k c)) (2 sqrt(c) at
+  k = 0).  For su > s it is taken with Simpson's rule in u = sqrt(c) sin(t),
+  exp(-c / (2 s^2)) folded in (the integrand is then
+  exp(-c cos^2 t / (2 s^2) - c sin^2 t / (2 su^2)) cos t, at most 1), with 64
+  intervals per unit of su / s (its peak at t = pi/2 narrows as s / su).
+  P(r^2) = 0.95 is solved by the Illinois (modified regula falsi) method between
+  the 1-D bound of the larger sigma and 2.8 times it (above the 3-D radius of
+  equal sigmas, 2.7955).
 
 Plain Python (math only), a few hundred operations per call.
 """
@@ -32,7 +36,8 @@ __all__ = ['CONFIDENCE', 'horizontal_radius_95', 'spherical_radius_95', 'vertica
 CONFIDENCE = 0.95
 _Z95 = 1.959963984540054          # two-sided 95 % quantile of the standard normal
 _R95_2D = math.sqrt(-2.0 * math.log(1.0 - CONFIDENCE))
-_SIMPSON_INTERVALS = 64           # even
+_SIMPSON_INTERVALS = 64           # even; per unit of su / s
+_SIMPSON_MAX = 4096
 _ITERATIONS = 60
 _TOLERANCE = 1e-12                 # relative, on the radius
 
@@ -54,18 +59,24 @@ def horizontal_radius_95(se: float, sn: float) -> float:
 def _probability_inside(c, s, su):
     """P(e^2 + n^2 + u^2 <= c) for horizontal sigma s and vertical su (both > 0)."""
     root = math.sqrt(c)
-    n = _SIMPSON_INTERVALS
+    outside_vertical = math.erf(root / (math.sqrt(2.0) * su))
+    k = 0.5 / (s * s) - 0.5 / (su * su)
+    if k <= 0.0:             # closed form
+        integral = 2.0 * root if k == 0.0 else \
+            math.sqrt(math.pi / -k) * math.erf(math.sqrt(-k * c))
+        return outside_vertical - math.exp(-c / (2.0 * s * s)) / (
+            math.sqrt(2.0 * math.pi) * su) * integral
+    n = 2 * (min(_SIMPSON_MAX, _SIMPSON_INTERVALS * math.ceil(su / s)) // 2)
     h = 0.5 * math.pi / n
     total = 0.0
     for i in range(n + 1):
         t = i * h
         sin_t, cos_t = math.sin(t), math.cos(t)
-        value = math.exp(-c * sin_t * sin_t / (2.0 * su * su)
-                         - c * cos_t * cos_t / (2.0 * s * s)) * cos_t
-        weight = 1.0 if i in (0, n) else (4.0 if i % 2 else 2.0)
-        total += weight * value
-    integral = total * h / 3.0
-    return math.erf(root / (math.sqrt(2.0) * su)) - math.sqrt(2.0 / math.pi) * root / su * integral
+        value = math.exp(-c * cos_t * cos_t / (2.0 * s * s)
+                         - c * sin_t * sin_t / (2.0 * su * su)) * cos_t
+        total += (1.0 if i in (0, n) else (4.0 if i % 2 else 2.0)) * value
+    scaled = 2.0 * root * total * h / 3.0          # exp(-c / (2 s^2)) I
+    return outside_vertical - scaled / (math.sqrt(2.0 * math.pi) * su)
 
 
 def spherical_radius_95(se: float, sn: float, su: float) -> float:
