@@ -7,6 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.stamp-setup
 TF2    := $(VENV)/.stamp-tf2_msgs
+GPS    := $(VENV)/.stamp-gps_msgs
 WARM   := $(VENV)/.stamp-warmup
 
 # DDS stays on this machine (loopback) for every target that starts a participant.
@@ -14,9 +15,9 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup run up test bench clean tf2_msgs
+.PHONY: setup run up test bench clean tf2_msgs gps_msgs
 
-setup: $(STAMP) $(TF2) $(WARM)
+setup: $(STAMP) $(TF2) $(GPS) $(WARM)
 
 $(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.txt setup.py setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
@@ -45,6 +46,15 @@ $(WARM): $(STAMP) $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
 
 tf2_msgs: $(STAMP)
 	$(PY) tools/build_tf2_msgs.py --prefix $(VENV)
+
+# gps_msgs (GPSFix, GPSStatus) likewise, from acres_sim's definitions of them;
+# without it the GNSS node leaves gnss_receiver/gpsfix out, with one warning.
+$(GPS): $(STAMP) tools/build_tf2_msgs.py acres_sim/pipeline/interfaces.py
+	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) --package gps_msgs && touch $@ \
+	  || echo "warning: gps_msgs could not be built; gnss_receiver/gpsfix will be skipped live (make gps_msgs retries)"
+
+gps_msgs: $(STAMP)
+	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) --package gps_msgs
 
 run: setup
 	$(VENV)/bin/acres-sim record --rig polaris --duration 120 --out runs/latest

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_imu', 'warm_rig',
+__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_heading', 'warm_imu', 'warm_rig',
            'warm_step_sensors', 'warm_truth', 'warmed']
 
 
@@ -51,6 +51,12 @@ def warm_gnss(receiver):
     """One epoch of ``receiver``, which is then reset."""
     receiver.epoch_records(np.zeros(1), np.zeros((1, 3)))
     receiver.reset()
+
+
+def warm_heading(heading):
+    """One epoch of a dual-antenna ``heading``, which is then reset."""
+    heading.epoch_records(np.array([[0.0, 0.0, 0.0, 1.0]]), np.zeros(1, dtype=np.int64))
+    heading.reset()
 
 
 def warm_imu(imu):
@@ -99,7 +105,10 @@ def warm_rig(rig):
         warm_block(rig_simulation([build_vehicle(config, rig, route=route, sensors=sensors)], 3))
     # on a terrain: the placement on the springs at the spawn (the block kernel is the same)
     rig_simulation([build_vehicle(config, rig, route=route, sensors=())], 3, ground=flat_field())
-    warm_gnss(build_vehicle(config, rig, sensors=('gnss',)).gnss)     # the sensor nodes'
+    gnss = build_vehicle(config, rig, sensors=('gnss',))               # the sensor nodes'
+    warm_gnss(gnss.gnss)
+    if gnss.gnss_heading is not None:
+        warm_heading(gnss.gnss_heading)
     warm_imu(build_vehicle(config, rig, sensors=('imu',)).imu)
     warm_step_sensors(build_vehicle(config, rig, sensors=SIM_SENSORS))
     warm_truth()

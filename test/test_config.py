@@ -63,6 +63,28 @@ def test_polaris_column_matches_the_overlay_file_and_the_games_json():
         assert value == pytest.approx(expected), name
 
 
+def test_the_polaris_equipment_turns_the_dual_antenna_heading_on():
+    """The Polaris alone has the heading (a fore-aft roof baseline of 1.0 m);
+    GST and GPSFix are on for every rig (schema defaults)."""
+    equipment = read_layer(config_dir() / 'equipment_polaris.yaml')
+    assert {n: v for n, v in equipment.items() if n.startswith('gnss.')} == {
+        'gnss.heading.enabled': True, 'gnss.heading.secondary_antenna_flu_m': [0.1, 0.0, 2.15]}
+    polaris, maxxum = load_config(rig='polaris'), load_config(rig='maxxum')
+    assert polaris['gnss.heading.enabled'] and not maxxum['gnss.heading.enabled']
+    for config in (polaris, maxxum):
+        assert config['gnss.nmea.gst'] and config['gnss.gpsfix']
+    arm, secondary = polaris['gnss.antenna_flu_m'], polaris['gnss.heading.secondary_antenna_flu_m']
+    assert [a - b for a, b in zip(secondary, arm)] == pytest.approx([-1.0, 0.0, 0.0])
+
+
+def test_a_heading_baseline_shorter_than_10_cm_is_refused():
+    with pytest.raises(ConfigError, match='gnss.heading.secondary_antenna_flu_m.*0.05 m'):
+        load_config(rig='polaris', overrides={
+            'gnss.heading.secondary_antenna_flu_m': [1.15, 0.0, 2.15]})
+    load_config(rig='polaris', overrides={'gnss.heading.enabled': False,
+                                          'gnss.heading.secondary_antenna_flu_m': [1.1, 0, 2.15]})
+
+
 def test_packaged_defaults_equal_the_schema_and_the_games_json():
     packaged = load_config(rig=None)
     game = load_config(rig=None, config_file=DATA / 'sensors.json')

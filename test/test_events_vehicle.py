@@ -155,9 +155,15 @@ def bag_stamps(folder):
     # /diagnostics: the receiver's statuses (the vehicle's event status is its own series)
     out['/diagnostics'] = [(k, data) for k, data in out['/diagnostics']
                            if b'gnss_receiver' in data]
+    # each fix has its GGA, and after it (gnss.nmea.gst) its GST: both take its
+    # stamp, the GSTs in a series of their own ('/gnss_receiver/nmea#gst')
     nmea, fixes = messages['/gnss_receiver/nmea'], out['/gnss_receiver/fix']
-    assert len(nmea) == len(fixes)
-    out['/gnss_receiver/nmea'] = [(k, data) for (k, _fix), data in zip(fixes, nmea)]
+    gga = [data for data in nmea if b'$GNGGA,' in data]
+    gst = [data for data in nmea if b'$GNGST,' in data]
+    assert len(gga) == len(fixes) == len(gst) and len(nmea) == len(gga) + len(gst)
+    assert all(b'$GNGGA,' in nmea[i] for i in range(0, len(nmea), 2))
+    out['/gnss_receiver/nmea'] = [(k, data) for (k, _fix), data in zip(fixes, gga)]
+    out['/gnss_receiver/nmea#gst'] = [(k, data) for (k, _fix), data in zip(fixes, gst)]
     return out
 
 
@@ -268,7 +274,8 @@ def test_a_dropout_leaves_no_messages_of_the_sensor_in_the_bag(runs):
     every message as without events."""
     base, faults = (bag_stamps(folder) for folder in runs)
     window = WINDOWS['drop']
-    for topic in INS_TOPICS + GNSS_TOPICS + IMU_TOPICS + ('/gnss_receiver/nmea',):
+    for topic in INS_TOPICS + GNSS_TOPICS + IMU_TOPICS + ('/gnss_receiver/nmea',
+                                                         '/gnss_receiver/nmea#gst'):
         b, f = base[topic], faults[topic]
         expected = [k for k, _data in b if not inside(k, window)]
         assert len(expected) < len(b), topic

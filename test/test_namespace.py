@@ -28,6 +28,7 @@ POLARIS_RELATIVE = {
     'sim/truth': 'nav_msgs/msg/Odometry', 'sim/sensor_progress': 'std_msgs/msg/Header',
     'gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix',
     'gnss_receiver/nmea': 'std_msgs/msg/String', 'imu/data_raw': 'sensor_msgs/msg/Imu',
+    'gnss_receiver/gpsfix': 'gps_msgs/msg/GPSFix', 'gnss_receiver/heading': 'sensor_msgs/msg/Imu',
     'sim/events': 'std_msgs/msg/String', 'sim/events_applied': 'std_msgs/msg/String',
 }
 

@@ -189,7 +189,9 @@ def test_one_imu_message_is_the_batch_encoders(polaris):
 
 @pytest.mark.parametrize('site', [True, False])
 def test_gnss_deliveries_carry_the_fix_the_sentence_and_the_status(site):
-    config = load_config(rig='polaris', overrides={'site.enabled': site, 'delay_s': 0.1})
+    # GST and GPSFix off: the receiver's first three topics (test_gnss_outputs.py has them on)
+    config = load_config(rig='polaris', overrides={'site.enabled': site, 'delay_s': 0.1,
+                                                   'gnss.nmea.gst': False, 'gnss.gpsfix': False})
     vehicle = build_vehicle(config, 'polaris', sensors=('gnss',), frame_prefix='agent2/')
     channel = vehicle.channels['gnss']
     antennas = np.array([[10.0 + k, 5.0, 1.7] for k in range(0, 120, 12)])

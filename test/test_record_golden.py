@@ -25,9 +25,10 @@ Re-pinned since, each time after checking that only the intended values moved:
 The digests below are those changes together, each checked on its own first.
 
 The recordings are of the spec's sensors only: acres_sim's further sensors
-(barometer, magnetometer, wheel odometry, radar, ...), which the packaged
-vehicles carry, are switched off here (SPEC_SENSORS_ONLY); test_step_sensors
-checks that switching them on leaves every output of the spec's sensors as it
+(barometer, magnetometer, wheel odometry, radar) and GNSS outputs (GST,
+GPSFix, dual-antenna heading), which the packaged vehicles carry, are switched
+off here (SPEC_SENSORS_ONLY); test_step_sensors and test_record_gnss_outputs
+check that switching them on leaves every output of the spec's sensors as it
 is."""
 
 import hashlib
@@ -58,11 +59,13 @@ def recording_digest(out):
 
 
 SPEC_SENSORS_ONLY = {'baro.enabled': False, 'mag.enabled': False,
-                     'wheel_odometry.enabled': False, 'radar.enabled': False}
+                     'wheel_odometry.enabled': False, 'radar.enabled': False,
+                     'gnss.nmea.gst': False, 'gnss.gpsfix': False, 'gnss.heading.enabled': False}
 
 
 @pytest.mark.parametrize('rig, seconds, agents, overrides, digest', [
-    ('polaris', 12.0, 1, {}, 'c5cbd82b1474c245d766d604605e2cd015cfa15c8e492053f439f009a7a8df7f'),
+    ('polaris', 12.0, 1, {},
+     'c5cbd82b1474c245d766d604605e2cd015cfa15c8e492053f439f009a7a8df7f'),
     ('maxxum', 5.0, 2, {'seed': 7},
      '8b44179d7a79b60f8f7ef7c93907d50a15a3147ca4fdf36cc90eca2af31fa7b2'),
 ])

@@ -71,6 +71,7 @@ POLARIS_TOPICS = {
     '/oxts/imu': 'sensor_msgs/msg/Imu', '/oxts/velocity': 'geometry_msgs/msg/TwistStamped',
     '/sim/ground_truth/odom': 'nav_msgs/msg/Odometry',
     '/gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix', '/gnss_receiver/nmea': 'std_msgs/msg/String',
+    '/gnss_receiver/gpsfix': 'gps_msgs/msg/GPSFix', '/gnss_receiver/heading': 'sensor_msgs/msg/Imu',
     '/imu/data_raw': 'sensor_msgs/msg/Imu',
     # the Polaris's equipment
     '/baro/pressure': 'sensor_msgs/msg/FluidPressure',

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Build the ROS 2 interface package tf2_msgs into a pip-installed ROS 2 prefix.
+"""Build ROS 2 interface packages into a pip-installed ROS 2 prefix: tf2_msgs
+(the default) and gps_msgs (``--package gps_msgs``).
 
-The ros-jazzy-* wheels do not ship tf2_msgs.  This script does by hand what
-``rosidl_generate_interfaces()`` does in an ament build, for the one message
-acres_sim needs, tf2_msgs/msg/TFMessage:
+The ros-jazzy-* wheels ship neither.  This script does by hand what
+``rosidl_generate_interfaces()`` does in an ament build, for the messages
+acres_sim needs (:data:`PACKAGES`): tf2_msgs/msg/TFMessage, and
+gps_msgs/msg/GPSStatus and GPSFix (their definitions are acres_sim's
+``acres_sim/pipeline/interfaces.py``, from which rosbags learns them too):
 
 1. generate the C code, the C typesupports (dispatch, Fast DDS, introspection)
    and the Python code with the rosidl generators installed in the prefix;
@@ -16,7 +19,7 @@ acres_sim needs, tf2_msgs/msg/TFMessage:
 Everything is built and checked in a temporary directory first, so a failure
 leaves the prefix as it was.  Usage (run it with the prefix's own Python):
 
-    .venv/bin/python tools/build_tf2_msgs.py --prefix .venv [--force]
+    .venv/bin/python tools/build_tf2_msgs.py --prefix .venv [--package NAME] [--force]
 
 This is a developer tool, not part of the acres_sim package.
 """
@@ -34,12 +37,64 @@ import tempfile
 import time
 import traceback
 
-PACKAGE = 'tf2_msgs'
-MESSAGE_FILE = 'msg/TFMessage.msg'
-MESSAGE_DEFINITION = 'geometry_msgs/TransformStamped[] transforms\n'
+ROOT = Path(__file__).resolve().parents[1]
 
-# Interface packages whose types TFMessage contains (directly or nested).
-MESSAGE_DEPENDENCIES = ['geometry_msgs', 'std_msgs', 'builtin_interfaces']
+
+class Interface:
+    """One interface package: its name and version, its messages ((type name,
+    .msg text), a type after those it uses), the interface packages its types
+    contain (directly or nested; ``run_dependencies``: those its package.xml
+    names) and the check's statements, which import the package and make
+    ``Message`` (a message class) and ``message`` (one of them)."""
+
+    def __init__(self, name, version, description, messages, dependencies, run_dependencies,
+                 check):
+        self.name, self.version, self.description = name, version, description
+        self.messages = list(messages)
+        self.dependencies = list(dependencies)
+        self.run_dependencies = list(run_dependencies)
+        self.check = check
+
+    @property
+    def message_files(self):
+        """The .msg files relative to the package: msg/<Type>.msg."""
+        return [f'msg/{name}.msg' for name, _text in self.messages]
+
+    def package_xml(self):
+        depends = ''.join(f'  <depend>{package}</depend>\n'
+                          for package in self.run_dependencies)
+        return PACKAGE_XML.format(name=self.name, version=self.version,
+                                  description=self.description, depends=depends)
+
+
+def tf2_msgs():
+    return Interface(
+        'tf2_msgs', '0.36.0', 'Subset of the ROS 2 Jazzy tf2_msgs package (msg/TFMessage only)',
+        [('TFMessage', 'geometry_msgs/TransformStamped[] transforms\n')],
+        ['geometry_msgs', 'std_msgs', 'builtin_interfaces'],
+        ['builtin_interfaces', 'geometry_msgs'],
+        'from geometry_msgs.msg import TransformStamped\n'
+        'from tf2_msgs.msg import TFMessage as Message\n'
+        "message = Message(transforms=[TransformStamped(child_frame_id='check')])\n")
+
+
+def gps_msgs():
+    """gps_msgs from acres_sim's definitions (the source tree's, found from here)."""
+    sys.path.insert(0, str(ROOT))
+    from acres_sim.pipeline.interfaces import GPS_MSGS, GPS_MSGS_VERSION
+
+    return Interface(
+        'gps_msgs', GPS_MSGS_VERSION,
+        'The gps_msgs messages (GPSStatus, GPSFix) of gps_umd',
+        GPS_MSGS, ['std_msgs', 'builtin_interfaces'], ['std_msgs'],
+        'from gps_msgs.msg import GPSStatus\n'
+        'from gps_msgs.msg import GPSFix as Message\n'
+        'message = Message(status=GPSStatus(status=GPSStatus.STATUS_RTK_FIX, '
+        'satellite_used_prn=[3, 5]), hdop=0.8)\n')
+
+
+#: The packages this tool builds: name -> its Interface.
+PACKAGES = {'tf2_msgs': tf2_msgs, 'gps_msgs': gps_msgs}
 
 # Typesupports that rosidl_typesupport_c dispatches to at run time.
 TYPESUPPORTS = ['rosidl_typesupport_fastrtps_c', 'rosidl_typesupport_introspection_c']
@@ -47,8 +102,9 @@ TYPESUPPORTS = ['rosidl_typesupport_fastrtps_c', 'rosidl_typesupport_introspecti
 # One Python extension module is built per C typesupport, as in an ament build.
 PYTHON_TYPESUPPORTS = ['rosidl_typesupport_c'] + TYPESUPPORTS
 
-# Packages under <prefix>/include/<name> whose headers the generated code includes.
-HEADER_PACKAGES = MESSAGE_DEPENDENCIES + [
+# Packages under <prefix>/include/<name> whose headers the generated code includes
+# (besides the package's own interface dependencies).
+HEADER_PACKAGES = [
     'rcutils', 'rcpputils', 'rmw', 'rosidl_runtime_c', 'rosidl_typesupport_interface',
     'rosidl_dynamic_typesupport', 'rosidl_typesupport_c', 'rosidl_typesupport_fastrtps_c',
     'rosidl_typesupport_fastrtps_cpp', 'rosidl_typesupport_introspection_c',
@@ -58,11 +114,11 @@ PACKAGE_XML = """\
 <?xml version="1.0"?>
 <?xml-model href="http://download.ros.org/schema/package_format3.xsd" schematypens="http://www.w3.org/2001/XMLSchema"?>
 <package format="3">
-  <name>tf2_msgs</name>
-  <version>0.36.0</version>
+  <name>{name}</name>
+  <version>{version}</version>
   <description>
-    Subset of the ROS 2 Jazzy tf2_msgs package (msg/TFMessage only), generated and
-    compiled into a pip-installed ROS 2 prefix by acres_sim's tools/build_tf2_msgs.py.
+    {description}, generated and compiled into a pip-installed ROS 2 prefix by
+    acres_sim's tools/build_tf2_msgs.py.
   </description>
   <maintainer email="acres-sim@example.org">acres_sim developers</maintainer>
   <license>BSD-3-Clause</license>
@@ -70,9 +126,7 @@ PACKAGE_XML = """\
   <buildtool_depend>ament_cmake</buildtool_depend>
   <buildtool_depend>rosidl_default_generators</buildtool_depend>
 
-  <depend>builtin_interfaces</depend>
-  <depend>geometry_msgs</depend>
-
+{depends}
   <exec_depend>rosidl_default_runtime</exec_depend>
 
   <member_of_group>rosidl_interface_packages</member_of_group>
@@ -84,29 +138,27 @@ PACKAGE_XML = """\
 """
 
 # Run in a child Python: the built package must import, serialize and publish.
-# argv[1] is the directory the tf2_msgs Python package is expected to come from.
+# argv[1] is the directory the Python package is expected to come from; the
+# package's own check statements (Interface.check) and name are filled in.
 CHECK_SCRIPT = """
 import importlib
 import sys
 
 import rclpy
 from rclpy.serialization import deserialize_message, serialize_message
-from geometry_msgs.msg import TransformStamped
-import tf2_msgs
-from tf2_msgs.msg import TFMessage
-
-assert tf2_msgs.__file__.startswith(sys.argv[1]), 'tf2_msgs found elsewhere: ' + tf2_msgs.__file__
-for typesupport in %r:
-    importlib.import_module('tf2_msgs.tf2_msgs_s__' + typesupport)
-message = TFMessage(transforms=[TransformStamped(child_frame_id='check')])
-assert deserialize_message(serialize_message(message), TFMessage) == message
+import {name}
+{check}
+assert {name}.__file__.startswith(sys.argv[1]), '{name} found elsewhere: ' + {name}.__file__
+for typesupport in {typesupports!r}:
+    importlib.import_module('{name}.{name}_s__' + typesupport)
+assert deserialize_message(serialize_message(message), Message) == message
 rclpy.init()
 try:
-    node = rclpy.create_node('build_tf2_msgs_check')
-    node.create_publisher(TFMessage, '/build_tf2_msgs_check', 10).publish(message)
+    node = rclpy.create_node('build_{name}_check')
+    node.create_publisher(Message, '/build_{name}_check', 10).publish(message)
 finally:
     rclpy.try_shutdown()
-""" % (PYTHON_TYPESUPPORTS,)
+"""
 
 
 class BuildError(Exception):
@@ -125,7 +177,8 @@ class Layout:
     site-packages directory), so installing is copying it over the prefix.
     """
 
-    def __init__(self, prefix, build_dir):
+    def __init__(self, prefix, build_dir, package):
+        self.package = package
         self.prefix = prefix
         self.lib = prefix / 'lib'
         self.site_packages = site_packages_of(prefix)
@@ -135,11 +188,11 @@ class Layout:
         self.stage = build_dir / 'stage'
         self.stage_lib = self.stage / 'lib'
         self.stage_site_packages = self.stage / self.site_packages.relative_to(prefix)
-        self.stage_python_package = self.stage_site_packages / PACKAGE
+        self.stage_python_package = self.stage_site_packages / package.name
 
     def generator_dir(self, generator):
         """Output directory of one generator (each gets its own: some file names clash)."""
-        return self.generated / generator / PACKAGE
+        return self.generated / generator / self.package.name
 
 
 class Library:
@@ -170,30 +223,43 @@ class Command:
 
 
 def main(argv=None):
-    """Parse the arguments, build unless already done, and print one summary line."""
+    """Parse the arguments, build each package unless already done, and print one
+    summary line per package; the exit status is 1 if any failed."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--prefix', required=True, type=Path,
                         help='the ROS prefix to install into (the venv root)')
+    parser.add_argument('--package', action='append', choices=sorted(PACKAGES),
+                        help='a package to build (repeat for more; default: tf2_msgs)')
     parser.add_argument('--force', action='store_true',
-                        help='rebuild even if a working tf2_msgs is installed')
+                        help='rebuild even if a working package is installed')
     parser.add_argument('--jobs', type=int, default=len(os.sched_getaffinity(0)),
                         help='parallel compiler processes (default: usable cores)')
     args = parser.parse_args(argv)
     prefix = args.prefix.resolve()
-    start = time.monotonic()
+    failed = 0
+    for name in args.package or ['tf2_msgs']:
+        failed += build_package(prefix, PACKAGES[name](), args.force, args.jobs)
+    return 1 if failed else 0
 
-    if not args.force and check_package(prefix, site_packages_of(prefix)) is None:
-        print(f'build_tf2_msgs: tf2_msgs already works in {prefix}; '
+
+def build_package(prefix, package, force, jobs):
+    """Build and install one Interface; 0 on success (or already working), else 1."""
+    start = time.monotonic()
+    name = package.name
+    if not force and check_package(prefix, site_packages_of(prefix), package) is None:
+        print(f'build_tf2_msgs: {name} already works in {prefix}; '
               'nothing to do (--force rebuilds)')
         return 0
     try:
-        with tempfile.TemporaryDirectory(prefix='build_tf2_msgs-') as build_dir:
-            build(Layout(prefix, Path(build_dir)), args.jobs)
+        with tempfile.TemporaryDirectory(prefix=f'build_{name}-') as build_dir:
+            build(Layout(prefix, Path(build_dir), package), jobs)
     except BuildError as error:
-        print(f'build_tf2_msgs: FAILED at step "{error.step}": {error.detail}', file=sys.stderr)
+        print(f'build_tf2_msgs: {name}: FAILED at step "{error.step}": {error.detail}',
+              file=sys.stderr)
         return 1
     elapsed = time.monotonic() - start
-    print(f'build_tf2_msgs: built and installed tf2_msgs (TFMessage) into {prefix} '
+    types = ', '.join(type_name for type_name, _text in package.messages)
+    print(f'build_tf2_msgs: built and installed {name} ({types}) into {prefix} '
           f'in {elapsed:.1f} s')
     return 0
 
@@ -216,7 +282,8 @@ def build(layout, jobs):
     with step('stage files'):
         stage_data_files(layout, generated)
     with step('check built package'):
-        problem = check_package(layout.prefix, layout.stage_site_packages, layout.stage_lib)
+        problem = check_package(layout.prefix, layout.stage_site_packages, layout.package,
+                                layout.stage_lib)
         if problem is not None:
             raise BuildError('check built package', problem)
     with step('install'):
@@ -242,7 +309,7 @@ def check_prerequisites(layout):
     if Path(sys.prefix).resolve() != layout.prefix:
         raise BuildError('check prefix', f'run this script with {layout.prefix}/bin/python '
                          f'(the extension modules must match its Python), not {sys.executable}')
-    for package in MESSAGE_DEPENDENCIES + ['rosidl_generator_c', 'rosidl_generator_py']:
+    for package in layout.package.dependencies + ['rosidl_generator_c', 'rosidl_generator_py']:
         if not (layout.prefix / 'share' / package).is_dir():
             raise BuildError('check prefix', f'{layout.prefix}/share/{package} is missing')
     for compiler in ('gcc', 'g++'):
@@ -251,16 +318,17 @@ def check_prerequisites(layout):
 
 
 def write_message_file(layout):
-    """Write the message definition where the generators expect it: <dir>/msg/TFMessage.msg."""
-    path = layout.source / MESSAGE_FILE
-    path.parent.mkdir(parents=True)
-    path.write_text(MESSAGE_DEFINITION)
+    """Write the message definitions where the generators expect them: <dir>/msg/<Type>.msg."""
+    for relative, (_name, text) in zip(layout.package.message_files, layout.package.messages):
+        path = layout.source / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
 
 
 def generate_code(layout):
     """Run the rosidl generators, keeping their chatter in a log unless they fail.
 
-    Returns the generated interface files to install into share/tf2_msgs/msg:
+    Returns the generated interface files to install into share/<package>/msg:
     the .idl and the type description .json.
     """
     # The generators find their templates and the typesupports with ament_index.
@@ -310,23 +378,26 @@ def run_generators(layout):
     from rosidl_typesupport_fastrtps_c.cli import GenerateFastRTPSCTypesupport
     from rosidl_typesupport_introspection_c.cli import GenerateIntrospectionCTypesupport
 
-    include_paths = [str(layout.prefix / 'share')]
+    package = layout.package.name
+    include_paths = [str(layout.prefix / 'share'), str(layout.source.parent)]
     idl_files = translate(
-        package_name=PACKAGE, interface_files=[f'{layout.source}:{MESSAGE_FILE}'],
+        package_name=package,
+        interface_files=[f'{layout.source}:{relative}'
+                         for relative in layout.package.message_files],
         include_paths=include_paths, output_format='idl', output_path=layout.generated / 'idl')
     description_files = generate_type_hashes(
-        package_name=PACKAGE, interface_files=idl_files, include_paths=include_paths,
+        package_name=package, interface_files=idl_files, include_paths=include_paths,
         output_path=layout.generated / 'type_description')
     generate_c(layout, idl_files, include_paths, description_files)
     GenerateCTypesupport('c_typesupport', typesupport_implementations=TYPESUPPORTS).generate(
-        PACKAGE, idl_files, include_paths, layout.generator_dir('rosidl_typesupport_c'))
+        package, idl_files, include_paths, layout.generator_dir('rosidl_typesupport_c'))
     GenerateFastRTPSCTypesupport('fastrtps_c').generate(
-        PACKAGE, idl_files, include_paths, layout.generator_dir('rosidl_typesupport_fastrtps_c'))
+        package, idl_files, include_paths, layout.generator_dir('rosidl_typesupport_fastrtps_c'))
     GenerateIntrospectionCTypesupport('introspection_c').generate(
-        PACKAGE, idl_files, include_paths,
+        package, idl_files, include_paths,
         layout.generator_dir('rosidl_typesupport_introspection_c'))
     GeneratePython('py', typesupport_implementations=PYTHON_TYPESUPPORTS).generate(
-        PACKAGE, idl_files, include_paths, layout.generator_dir('rosidl_generator_py'))
+        package, idl_files, include_paths, layout.generator_dir('rosidl_generator_py'))
     idl_paths = [Path(base) / relative for base, _, relative in
                  (idl.rpartition(':') for idl in idl_files)]
     return idl_paths + [Path(path) for path in description_files]
@@ -344,65 +415,69 @@ def generate_c(layout, idl_files, include_paths, description_files):
     from rosidl_generator_c import generate_c as generate
     from ament_index_python import get_package_share_directory
 
+    package = layout.package.name
     templates = Path(get_package_share_directory('rosidl_generator_c')) / 'resource'
     output = layout.generator_dir('rosidl_generator_c')
     generate_visibility_control_file(
-        package_name=PACKAGE,
+        package_name=package,
         template_path=templates / 'rosidl_generator_c__visibility_control.h.in',
         output_path=output / 'msg' / 'rosidl_generator_c__visibility_control.h')
     arguments = legacy_generator_arguments(
-        package_name=PACKAGE, interface_files=idl_files, include_paths=include_paths,
+        package_name=package, interface_files=idl_files, include_paths=include_paths,
         templates_path=templates, output_path=output)
     with generator_arguments_file(
             **arguments,
             type_description_tuples=build_type_description_tuples(idl_files, description_files),
-            ros_interface_files=[str(layout.source / MESSAGE_FILE)]) as arguments_file:
+            ros_interface_files=[str(layout.source / relative)
+                                 for relative in layout.package.message_files]) as arguments_file:
         generate(arguments_file)
 
 
 def plan_libraries(layout):
-    """The shared objects an ament build of tf2_msgs produces, with what each links."""
+    """The shared objects an ament build of the package produces, with what each links."""
+    package = layout.package.name
+
     def generated(generator, pattern):
         return sorted(layout.generator_dir(generator).rglob(pattern))
 
     def of_dependencies(suffix):
-        return [f'{package}__{suffix}' for package in MESSAGE_DEPENDENCIES]
+        return [f'{package}__{suffix}' for package in layout.package.dependencies]
 
     def library(name, sources, links, uses_python=False):
         return Library(layout.stage_lib / f'lib{name}.so', sources, links, '$ORIGIN', uses_python)
 
     runtime = ['rosidl_runtime_c', 'rcutils']
-    own = f'{PACKAGE}__rosidl_generator_c'
+    own = f'{package}__rosidl_generator_c'
     libraries = [
         library(own, generated('rosidl_generator_c', '*.c'),
                 of_dependencies('rosidl_generator_c') + runtime),
-        library(f'{PACKAGE}__rosidl_typesupport_c', generated('rosidl_typesupport_c', '*.cpp'),
+        library(f'{package}__rosidl_typesupport_c', generated('rosidl_typesupport_c', '*.cpp'),
                 [own] + of_dependencies('rosidl_typesupport_c')
                 + of_dependencies('rosidl_generator_c') + ['rosidl_typesupport_c'] + runtime),
-        library(f'{PACKAGE}__rosidl_typesupport_fastrtps_c',
+        library(f'{package}__rosidl_typesupport_fastrtps_c',
                 generated('rosidl_typesupport_fastrtps_c', '*.cpp'),
                 [own] + of_dependencies('rosidl_typesupport_fastrtps_c')
                 + of_dependencies('rosidl_generator_c')
                 + ['rosidl_typesupport_fastrtps_c', 'rosidl_typesupport_fastrtps_cpp', 'rmw',
                    'rosidl_dynamic_typesupport', 'fastcdr'] + runtime),
-        library(f'{PACKAGE}__rosidl_typesupport_introspection_c',
+        library(f'{package}__rosidl_typesupport_introspection_c',
                 generated('rosidl_typesupport_introspection_c', '*.c'),
                 [own] + of_dependencies('rosidl_typesupport_introspection_c')
                 + of_dependencies('rosidl_generator_c')
                 + ['rosidl_typesupport_introspection_c'] + runtime),
-        library(f'{PACKAGE}__rosidl_generator_py', generated('rosidl_generator_py', 'msg/*_s.c'),
-                [own, f'{PACKAGE}__rosidl_typesupport_c'] + of_dependencies('rosidl_generator_py')
+        library(f'{package}__rosidl_generator_py', generated('rosidl_generator_py', 'msg/*_s.c'),
+                [own, f'{package}__rosidl_typesupport_c'] + of_dependencies('rosidl_generator_py')
                 + of_dependencies('rosidl_generator_c') + runtime, uses_python=True),
     ]
-    # The Python extension modules live in site-packages/tf2_msgs and find the
+    # The Python extension modules live in site-packages/<package> and find the
     # libraries above through a relative rpath ($ORIGIN/../../.. is <prefix>/lib).
-    to_lib = os.path.relpath(layout.lib, layout.site_packages / PACKAGE)
+    to_lib = os.path.relpath(layout.lib, layout.site_packages / package)
     for typesupport in PYTHON_TYPESUPPORTS:
         libraries.append(Library(
-            layout.stage_python_package / f'{PACKAGE}_s__{typesupport}.so',
-            generated('rosidl_generator_py', f'_{PACKAGE}_s.ep.{typesupport}.c'),
-            [f'{PACKAGE}__rosidl_generator_py', f'{PACKAGE}__{typesupport}',
-             f'{PACKAGE}__rosidl_typesupport_c', own, 'rosidl_typesupport_c'] + runtime,
+            layout.stage_python_package / f'{package}_s__{typesupport}.so',
+            generated('rosidl_generator_py', f'_{package}_s.ep.{typesupport}.c'),
+            [f'{package}__rosidl_generator_py', f'{package}__{typesupport}',
+             f'{package}__rosidl_typesupport_c', own, 'rosidl_typesupport_c'] + runtime,
             f'$ORIGIN/{to_lib}', uses_python=True))
     return libraries
 
@@ -435,7 +510,8 @@ def include_dirs(layout):
     generated = [layout.generated / generator for generator in (
         'rosidl_generator_c', 'rosidl_typesupport_fastrtps_c',
         'rosidl_typesupport_introspection_c', 'rosidl_generator_py')]
-    packages = [layout.prefix / 'include' / package for package in HEADER_PACKAGES]
+    packages = [layout.prefix / 'include' / package
+                for package in layout.package.dependencies + HEADER_PACKAGES]
     # fastcdr installs its headers directly under include/.
     return generated + packages + [layout.prefix / 'include',
                                    Path(sysconfig.get_paths()['include']),
@@ -495,34 +571,37 @@ def run_command(command):
 
 def stage_data_files(layout, generated):
     """Put the Python code, headers, interface files and ament index markers in the stage."""
+    package = layout.package.name
     python_out = layout.generator_dir('rosidl_generator_py')
     (layout.stage_python_package / '__init__.py').write_text('')
     (layout.stage_python_package / 'msg').mkdir()
     for path in sorted((python_out / 'msg').glob('*.py')):
         shutil.copy2(path, layout.stage_python_package / 'msg' / path.name)
 
-    include = layout.stage / 'include' / PACKAGE / PACKAGE
+    include = layout.stage / 'include' / package / package
     for generator in ('rosidl_generator_c', 'rosidl_typesupport_fastrtps_c',
                       'rosidl_typesupport_introspection_c'):
         for header in sorted(layout.generator_dir(generator).rglob('*.h*')):
             copy_into(header, include / header.relative_to(layout.generator_dir(generator)))
 
-    share = layout.stage / 'share' / PACKAGE
-    copy_into(layout.source / MESSAGE_FILE, share / MESSAGE_FILE)
+    share = layout.stage / 'share' / package
+    for relative in layout.package.message_files:
+        copy_into(layout.source / relative, share / relative)
     for path in generated:
         copy_into(path, share / 'msg' / path.name)
-    (share / 'package.xml').write_text(PACKAGE_XML)
+    (share / 'package.xml').write_text(layout.package.package_xml())
 
     index = layout.stage / 'share' / 'ament_index' / 'resource_index'
     interfaces = sorted(f'msg/{path.name}' for path in generated if path.suffix == '.idl')
     markers = {
         'packages': '',
-        'rosidl_interfaces': '\n'.join(interfaces + [MESSAGE_FILE]),
-        'package_run_dependencies': 'builtin_interfaces;geometry_msgs;rosidl_default_runtime',
+        'rosidl_interfaces': '\n'.join(interfaces + layout.package.message_files),
+        'package_run_dependencies': ';'.join(layout.package.run_dependencies
+                                             + ['rosidl_default_runtime']),
     }
     for resource_type, content in markers.items():
         (index / resource_type).mkdir(parents=True)
-        (index / resource_type / PACKAGE).write_text(content)
+        (index / resource_type / package).write_text(content)
 
 
 def copy_into(source, destination):
@@ -575,13 +654,15 @@ def check_environment(prefix, python_dir, lib_dir):
     return env
 
 
-def check_package(prefix, python_dir, lib_dir=None):
-    """Run CHECK_SCRIPT with the prefix's Python on the tf2_msgs found in `python_dir`.
+def check_package(prefix, python_dir, package, lib_dir=None):
+    """Run CHECK_SCRIPT with the prefix's Python on the package found in `python_dir`.
 
-    Returns None if tf2_msgs imports, serializes and publishes, else the tail of
-    what the check printed.
+    Returns None if the package imports, serializes and publishes, else the tail
+    of what the check printed.
     """
-    command = [str(prefix / 'bin' / 'python'), '-c', CHECK_SCRIPT, str(python_dir / PACKAGE)]
+    script = CHECK_SCRIPT.format(name=package.name, check=package.check,
+                                 typesupports=PYTHON_TYPESUPPORTS)
+    command = [str(prefix / 'bin' / 'python'), '-c', script, str(python_dir / package.name)]
     try:
         result = subprocess.run(command, env=check_environment(prefix, python_dir, lib_dir),
                                 capture_output=True, text=True, timeout=120, check=False)

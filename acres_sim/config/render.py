@@ -99,6 +99,9 @@ def parameters_markdown() -> str:
              'dotted names nested), in the game\'s `sensors.json` layout, or with',
              '`--set KEY=VALUE`. "Polaris" is the value after the Polaris overlay where',
              'it differs from the default. Keys marked *(acres_sim)* are ours, not the spec\'s.',
+             'Which of acres_sim\'s further sensors each vehicle carries is its equipment',
+             '(`config/equipment_polaris.yaml`, `config/equipment_maxxum.yaml`; see',
+             '[sensors.md](sensors.md)).',
              '']
     section = None
     for k in KEYS:

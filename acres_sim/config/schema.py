@@ -17,7 +17,7 @@ the value after the Polaris overlay where it differs (the spec's Polaris
 column); ``config/sensors_polaris.yaml`` must agree with it (a test checks).
 
 Keys marked ``spec=False`` are acres_sim's own additions (site, agents, noise,
-vibration);
+vibration, the GNSS receiver's GST, GPSFix and dual-antenna heading);
 their descriptions say so.
 """
 
@@ -225,6 +225,32 @@ KEYS = (
     _positive('gnss.obstruction.foliage_block_path_m', 8.0, 'm',
               'Path through a tree crown that blocks a satellite.'),
     _positive('gnss.obstruction.reflector_range_m', 60.0, 'm', 'Range of the reflector index.'),
+    # acres_sim's GNSS outputs for localization stacks (docs/gnss_receiver.md)
+    Key('gnss.nmea.gst', 'bool', True,
+        'acres_sim: send $GNGST (the reported sigmas and error ellipse) on gnss_receiver/nmea '
+        'after the GGA of each epoch.', spec=False),
+    Key('gnss.gpsfix', 'bool', True,
+        'acres_sim: publish gps_msgs/GPSFix on gnss_receiver/gpsfix (RTK fixed/float status, '
+        'DOPs, 95 % errors); skipped with a warning where gps_msgs is not installed.',
+        spec=False),
+    Key('gnss.heading.enabled', 'bool', False,
+        'acres_sim: dual-antenna heading from a secondary antenna (gnss_heading.jsonl, '
+        'gnss_receiver/heading).', spec=False),
+    _lever('gnss.heading.secondary_antenna_flu_m', [-1.0, 0.0, 1.7],
+           'acres_sim: lever arm of the secondary antenna (body FLU, from mount_frame as the '
+           'antenna); the heading is of the baseline primary -> secondary (Polaris: an '
+           'estimate, 1.0 m behind the primary on the roof).', spec=False),
+    _nonneg('gnss.heading.rtk_fixed.sigma_rel_h_m', 0.005, 'm',
+            'acres_sim: rtk_fixed: horizontal sigma of the relative antenna position; the '
+            'heading sigma is it over the baseline length.', spec=False),
+    _nonneg('gnss.heading.rtk_fixed.sigma_rel_v_m', 0.010, 'm',
+            'acres_sim: rtk_fixed: vertical sigma of the relative antenna position; the pitch '
+            'sigma is it over the baseline length.', spec=False),
+    _nonneg('gnss.heading.rtk_float.sigma_rel_h_m', 0.10, 'm',
+            'acres_sim: rtk_float: horizontal sigma of the relative antenna position.',
+            spec=False),
+    _nonneg('gnss.heading.rtk_float.sigma_rel_v_m', 0.20, 'm',
+            'acres_sim: rtk_float: vertical sigma of the relative antenna position.', spec=False),
     Key('gnss.datum.output_frame', 'str', 'wgs84_g2139', 'Frame of latitude/longitude/height.',
         choices=('wgs84_g2139', 'nad83')),
     Key('gnss.datum.start_utc', 'utc', '2026-09-23T15:00:00Z', 'UTC time at t = 0 (ISO 8601).'),

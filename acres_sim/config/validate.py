@@ -30,6 +30,8 @@ __all__ = ['ConfigError', 'MESSAGE_MAX', 'VALUE_MAX', 'check', 'check_config', '
 # Outage bounds stay far inside the message-index arithmetic of the receiver
 # (1e9 s is 31 years of episode time).
 OUTAGE_END_MAX_S = 1e9
+# The shortest baseline of the dual-antenna heading (two antennas a patch apart).
+MIN_HEADING_BASELINE_M = 0.1
 
 
 # The longest message for the user, in characters.
@@ -262,3 +264,14 @@ def check_config(values, sources):
         raise ConfigError('gnss.constellations: all systems are off'
                           f"{_where(', '.join(where))}; allowed: at least one of "
                           'gps, galileo, glonass set to true')
+    if values['gnss.heading.enabled']:
+        primary = values['gnss.antenna_flu_m']
+        secondary = values['gnss.heading.secondary_antenna_flu_m']
+        length = sum((a - b) ** 2 for a, b in zip(primary, secondary)) ** 0.5
+        if length < MIN_HEADING_BASELINE_M:
+            names = ('gnss.heading.secondary_antenna_flu_m', 'gnss.antenna_flu_m')
+            where = sorted({sources[n] for n in names if sources[n] != 'default'})
+            raise ConfigError(f'gnss.heading.secondary_antenna_flu_m = {secondary} is '
+                              f'{length:.3g} m from gnss.antenna_flu_m = {primary}'
+                              f"{_where(', '.join(where))}; allowed: a baseline of at least "
+                              f'{MIN_HEADING_BASELINE_M} m (with gnss.heading.enabled)')

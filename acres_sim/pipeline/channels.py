@@ -7,8 +7,16 @@ writes the row and puts the bytes into its bag at the delivery time; a live
 node publishes the bytes at the delivery step.
 
 * :class:`GnssChannel`: ``gnss_receiver/fix`` (NavSatFix in the antenna
-  frame), ``gnss_receiver/nmea`` (the GGA sentence, when the row has one) and
-  the receiver's status on ``/diagnostics``, encoded from the delivered row.
+  frame), ``gnss_receiver/nmea`` (the GGA sentence, when the row has one,
+  followed by the GST sentence with ``gnss.nmea.gst``), ``gnss_receiver/gpsfix``
+  (gps_msgs/GPSFix, with ``gnss.gpsfix``) and the receiver's status on
+  ``/diagnostics``, encoded from the delivered row.
+* :class:`GnssHeadingChannel` (with ``gnss.heading.enabled``): the
+  dual-antenna heading's rows (``gnss_heading.jsonl``) and
+  ``gnss_receiver/heading`` (sensor_msgs/Imu with the orientation only, in the
+  antenna frame; nothing in an epoch without a heading), delivered at
+  t_sample + delay_s like the receiver's rows; the GNSS receiver's dropout and
+  freeze events apply to it too.
 * :class:`ImuChannel`: ``imu/data_raw``, encoded when the sample enters the
   line -- a block of samples at once (:meth:`ImuChannel.push_block`) or one
   (:meth:`ImuChannel.push_row`), the same bytes either way.
@@ -37,11 +45,12 @@ from acres_sim.pipeline.rows import timed_row, with_event_names
 from acres_sim.pipeline.topics import (ANTENNA_FRAME, BASE_FRAME, GNSS_TOPICS, IMU_FRAME,
                                        IMU_TOPIC, UTM_FRAME)
 
-__all__ = ['DIAGNOSTICS_TOPIC', 'Delivery', 'GnssChannel', 'ImuChannel', 'InsChannel',
-           'OneImuMessage', 'TF_TOPIC', 'imu_rows']
+__all__ = ['DIAGNOSTICS_TOPIC', 'Delivery', 'GnssChannel', 'GnssHeadingChannel', 'ImuChannel',
+           'InsChannel', 'OneImuMessage', 'TF_TOPIC', 'imu_rows']
 
 DIAGNOSTICS_TOPIC = '/diagnostics'
 TF_TOPIC = '/tf'
+GPS_FIX_TYPE = 'gps_msgs/msg/GPSFix'
 
 
 class Delivery(NamedTuple):
@@ -112,11 +121,8 @@ class _Channel:
 
 
 class GnssChannel(_Channel):
-    """The receiver's rows and its three topics (see the module docstring)."""
+    """The receiver's rows and its topics (see the module docstring)."""
 
-    topic_types = ((GNSS_TOPICS['fix'], 'sensor_msgs/msg/NavSatFix'),
-              (GNSS_TOPICS['nmea'], 'std_msgs/msg/String'),
-              (DIAGNOSTICS_TOPIC, 'diagnostic_msgs/msg/DiagnosticArray'))
     sensor = SENSOR_GNSS
 
     def __init__(self, vehicle):
@@ -125,6 +131,14 @@ class GnssChannel(_Channel):
         self.status_name = f'{vehicle.frame_prefix}gnss_receiver'
         self.service = msg.navsat_service(vehicle.config)
         self.receiver = vehicle.gnss
+        self.gst = vehicle.config['gnss.nmea.gst']
+        self.gpsfix = vehicle.config['gnss.gpsfix']
+        types = [(GNSS_TOPICS['fix'], 'sensor_msgs/msg/NavSatFix'),
+                 (GNSS_TOPICS['nmea'], 'std_msgs/msg/String')]
+        if self.gpsfix:
+            types.append((GNSS_TOPICS['gpsfix'], GPS_FIX_TYPE))
+        types.append((DIAGNOSTICS_TOPIC, 'diagnostic_msgs/msg/DiagnosticArray'))
+        self.topic_types = tuple(types)
 
     def push_epochs(self, steps, antennas, records, views=None):
         """The block kernel's epochs: the rows of the receiver's ``records`` at
@@ -146,10 +160,45 @@ class GnssChannel(_Channel):
         sentence = msg.nmea_string(row)
         if sentence is not None:
             out.append((GNSS_TOPICS['nmea'], bytes(serialise(sentence, 'std_msgs/msg/String'))))
+            if self.gst:       # the GST of the epoch right after its GGA, as receivers send it
+                out.append((GNSS_TOPICS['nmea'],
+                            bytes(serialise(msg.gst_string(row), 'std_msgs/msg/String'))))
+        if self.gpsfix:
+            gps_fix = msg.gps_fix_from_gnss_row(row, stamp, self.frame)
+            out.append((GNSS_TOPICS['gpsfix'], bytes(serialise(gps_fix, GPS_FIX_TYPE))))
         status = msg.diagnostics_from_gnss_row(row, stamp, self.status_name)
         out.append((DIAGNOSTICS_TOPIC,
                     bytes(serialise(status, 'diagnostic_msgs/msg/DiagnosticArray'))))
         return out
+
+
+class GnssHeadingChannel(_Channel):
+    """The dual-antenna heading's rows and ``gnss_receiver/heading`` (see the
+    module docstring).  Its epochs are the receiver's: the vehicle's attitude
+    and the receiver's fix state at each (:meth:`push_epochs`, a block at a
+    time, or :meth:`push_row` with a row of ``vehicle.gnss_heading``)."""
+
+    topic_types = ((GNSS_TOPICS['heading'], 'sensor_msgs/msg/Imu'),)
+    sensor = SENSOR_GNSS
+
+    def __init__(self, vehicle):
+        super().__init__(vehicle)
+        self.frame = vehicle.frame_prefix + ANTENNA_FRAME
+        self.model = vehicle.gnss_heading
+
+    def push_epochs(self, steps, quats, fixes, views=None):
+        """The heading of the receiver's epochs at ``steps``: the vehicle's
+        quaternions ``quats`` (n, 4) and the fix state codes ``fixes`` (n,)."""
+        records = self.model.epoch_records(quats, fixes)
+        for i, (k, record) in enumerate(zip(np.asarray(steps).tolist(), records)):
+            self.push_row(k, self.model.row(record), None if views is None else views[i])
+
+    def encode(self, row, k_sample):
+        imu = msg.heading_imu(row, self.timeline.ns(k_sample), self.frame)
+        if imu is None:           # no heading in the epoch: nothing is published
+            return []
+        return [(GNSS_TOPICS['heading'],
+                 bytes(msg.TYPESTORE.serialize_cdr(imu, 'sensor_msgs/msg/Imu')))]
 
 
 def imu_rows(values):

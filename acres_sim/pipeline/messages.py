@@ -26,17 +26,24 @@ The row layouts are those of ``gnss.jsonl`` (docs/gnss_receiver.md), ``imu.jsonl
 (spec: INS, Outputs).
 """
 
+import datetime
 import math
 
 import numpy as np
 from rosbags.typesys import Stores, get_typestore
 
 from acres_sim.core.frames import oxts_from_flu_quaternion, oxts_from_flu_vector, oxts_variances
+from acres_sim.core.gnss.accuracy import (horizontal_radius_95, spherical_radius_95,
+                                          vertical_bound_95)
+from acres_sim.core.gnss.nmea import gst_sentence
+from acres_sim.core.quaternion import q_y, q_z, quat_multiply
+from acres_sim.pipeline import interfaces
 
 __all__ = [
-    'FIX_STATUS', 'MIN_VARIANCE', 'SERVICE_GNSS', 'TYPESTORE',
+    'FIX_STATUS', 'GPS_FIX_STATUS', 'MIN_VARIANCE', 'SERVICE_GNSS', 'TYPESTORE',
+    'UNKNOWN_ANGLE_VARIANCE',
     'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'event_status',
-    'ground_truth_odometry', 'header',
+    'gps_fix_from_gnss_row', 'gst_string', 'ground_truth_odometry', 'header', 'heading_imu',
     'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
     'ins_velocity', 'model_variance', 'navsat_fix_from_gnss_row', 'navsat_service',
     'nmea_string', 'stamp', 'tf_message',
@@ -44,8 +51,10 @@ __all__ = [
 ]
 
 #: The typestore whose classes the builders use (its definitions equal Humble's
-#: for every type used here).
+#: for every type used here), with gps_msgs added from its definition
+#: (:mod:`acres_sim.pipeline.interfaces`).
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+interfaces.register(TYPESTORE)
 
 _T = TYPESTORE.types
 Time = _T['builtin_interfaces/msg/Time']
@@ -70,6 +79,8 @@ TFMessage = _T['tf2_msgs/msg/TFMessage']
 DiagnosticArray = _T['diagnostic_msgs/msg/DiagnosticArray']
 DiagnosticStatus = _T['diagnostic_msgs/msg/DiagnosticStatus']
 KeyValue = _T['diagnostic_msgs/msg/KeyValue']
+GPSFix = _T['gps_msgs/msg/GPSFix']
+GPSStatus = _T['gps_msgs/msg/GPSStatus']
 
 #: NavSatStatus.status per GNSS fix type.
 FIX_STATUS = {
@@ -79,6 +90,19 @@ FIX_STATUS = {
     'rtk_float': NavSatStatus.STATUS_GBAS_FIX,   # 2 (ground-based augmentation: RTK)
     'rtk_fixed': NavSatStatus.STATUS_GBAS_FIX,   # 2
 }
+
+#: GPSStatus.status per GNSS fix type: gps_msgs has a constant for each state.
+GPS_FIX_STATUS = {
+    'no_fix': GPSStatus.STATUS_NO_FIX,           # -1
+    'single': GPSStatus.STATUS_FIX,              # 0
+    'dgps': GPSStatus.STATUS_DGPS_FIX,           # 18
+    'rtk_float': GPSStatus.STATUS_RTK_FLOAT,     # 20 (float ambiguities)
+    'rtk_fixed': GPSStatus.STATUS_RTK_FIX,       # 19 (fixed integers)
+}
+
+#: The variance [rad^2] of an angle a message does not know (the roll of the
+#: dual-antenna heading): the u-blox driver's navheading value.
+UNKNOWN_ANGLE_VARIANCE = 1000.0
 
 #: The receiver tracks GPS, GLONASS and Galileo.
 SERVICE_GNSS = (NavSatStatus.SERVICE_GPS | NavSatStatus.SERVICE_GLONASS
@@ -218,6 +242,105 @@ def nmea_string(row: dict):
     has none (site disabled)."""
     sentence = row.get('nmea_gga')
     return None if sentence is None else String(data=str(sentence))
+
+
+def gst_string(row: dict):
+    """std_msgs/String with the ``$GNGST`` sentence of a row
+    (:func:`acres_sim.core.gnss.nmea.gst_sentence`), or None if the row has no
+    GGA (site disabled).  Its time is the GGA's (field 1 of ``nmea_gga``: the
+    same epoch, also when a freeze repeats an old row); its sigmas are the
+    row's ``sigma_enu_m``, its PDOP the row's."""
+    gga = row.get('nmea_gga')
+    if gga is None:
+        return None
+    hhmmss = gga.split(',')[1]
+    utc = datetime.time(int(hhmmss[0:2]), int(hhmmss[2:4]), int(hhmmss[4:6]),
+                        int(hhmmss[7:9]) * 10_000)
+    position = row.get('position_enu_m')
+    sentence = gst_sentence(utc, row['gga_quality'] if position is not None else 0,
+                            row.get('sigma_enu_m'), row.get('pdop'))
+    return String(data=sentence)
+
+
+def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
+    """gps_msgs/GPSFix from a ``gnss.jsonl`` row (docs/gnss_receiver.md, "GPSFix").
+
+    Status from ``fix_type`` (:data:`GPS_FIX_STATUS`), satellites used
+    (``satellites_used``) and visible (``satellites_above_mask``), no PRN
+    lists; position_source GPS with a fix, the motion and orientation sources
+    none (the receiver has no velocity or attitude).  Latitude, longitude and
+    altitude as :func:`navsat_fix_from_gnss_row` (the ellipsoidal height of the
+    output frame, as gps_umd's own NavSatFix converter carries it over); the
+    covariance as NavSatFix's.  ``time``: the epoch's UTC as POSIX seconds (the
+    stamp; gps_umd's gpsd_client also puts gpsd's UTC time there).  DOPs: the
+    row's hdop, vdop, pdop; gdop and tdop -1 (unknown: the model has no clock).
+    ``err_horz``, ``err_vert``, ``err``: the 95 % radii of the reported sigmas
+    (:mod:`acres_sim.core.gnss.accuracy`).  Every value the receiver does not
+    have (track, speed, climb, pitch, roll, dip and their errors, err_time) is
+    NaN, as are position and errors without a fix."""
+    fix = navsat_fix_from_gnss_row(row, stamp_ns, frame_id)
+    has_fix = fix.status.status != NavSatStatus.STATUS_NO_FIX
+    fix_type = row.get('fix_type', 'no_fix') if has_fix else 'no_fix'
+    nan = _NAN
+    err = err_horz = err_vert = nan
+    sigma = row.get('sigma_enu_m')
+    if has_fix and sigma is not None:
+        se, sn, su = (float(v) for v in sigma)
+        err_horz, err_vert = horizontal_radius_95(se, sn), vertical_bound_95(su)
+        err = spherical_radius_95(se, sn, su)
+    head = header(stamp_ns, frame_id)
+    status = GPSStatus(
+        header=head, satellites_used=int(row.get('satellites_used', 0)),
+        satellite_used_prn=np.zeros(0, dtype=np.int32),
+        satellites_visible=int(row.get('satellites_above_mask', 0)),
+        satellite_visible_prn=np.zeros(0, dtype=np.int32),
+        satellite_visible_z=np.zeros(0, dtype=np.int32),
+        satellite_visible_azimuth=np.zeros(0, dtype=np.int32),
+        satellite_visible_snr=np.zeros(0, dtype=np.int32),
+        status=int(GPS_FIX_STATUS[fix_type]),
+        motion_source=int(GPSStatus.SOURCE_NONE), orientation_source=int(GPSStatus.SOURCE_NONE),
+        position_source=int(GPSStatus.SOURCE_GPS if has_fix else GPSStatus.SOURCE_NONE))
+
+    def dop(name):
+        value = row.get(name)
+        return -1.0 if value is None else float(value)
+
+    return GPSFix(
+        header=head, status=status, latitude=fix.latitude, longitude=fix.longitude,
+        altitude=fix.altitude, track=nan, speed=nan, climb=nan, pitch=nan, roll=nan, dip=nan,
+        time=int(stamp_ns) / 1e9, gdop=-1.0, pdop=dop('pdop'), hdop=dop('hdop'),
+        vdop=dop('vdop'), tdop=-1.0, err=err, err_horz=err_horz, err_vert=err_vert,
+        err_track=nan, err_speed=nan, err_climb=nan, err_time=nan, err_pitch=nan,
+        err_roll=nan, err_dip=nan, position_covariance=fix.position_covariance,
+        position_covariance_type=fix.position_covariance_type)
+
+
+def heading_imu(row: dict, stamp_ns: int, frame_id: str):
+    """sensor_msgs/Imu with the dual-antenna heading of a ``gnss_heading.jsonl``
+    row, or None when the epoch has no heading (nothing is published then).
+
+    Orientation: roll 0, the row's pitch (0 when the baseline gives none), yaw
+    the heading (ENU, counter-clockwise from east), as ZYX Euler angles;
+    orientation_covariance: the heading's and pitch's sigma squared (floored at
+    :data:`MIN_VARIANCE`) on the diagonal, :data:`UNKNOWN_ANGLE_VARIANCE` for the
+    roll and for a pitch the baseline does not give.  No angular velocity or
+    acceleration: element 0 of their covariances is -1 (REP-145; the u-blox
+    driver's navheading does the same)."""
+    if not row.get('heading_valid'):
+        return None
+    yaw = float(row['heading_rad'])
+    pitch = row.get('pitch_rad')
+    pitch_var = UNKNOWN_ANGLE_VARIANCE if pitch is None else float(row['sigma_pitch_rad']) ** 2
+    yaw_var = float(row['sigma_heading_rad']) ** 2
+    q = quat_multiply(q_z(yaw), q_y(0.0 if pitch is None else float(pitch)))   # roll 0
+    not_provided = np.zeros(9, dtype=np.float64)
+    not_provided[0] = -1.0
+    return Imu(
+        header=header(stamp_ns, frame_id), orientation=_quat(q),
+        orientation_covariance=diag3((UNKNOWN_ANGLE_VARIANCE, pitch_var, yaw_var)),
+        angular_velocity=_vec3((0.0, 0.0, 0.0)), angular_velocity_covariance=not_provided,
+        linear_acceleration=_vec3((0.0, 0.0, 0.0)),
+        linear_acceleration_covariance=not_provided.copy())
 
 
 def _fmt(value) -> str:

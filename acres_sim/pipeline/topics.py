@@ -53,7 +53,8 @@ INS_TOPICS = {
     'maxxum': InsTopics('odom', 'gnss/fix', 'imu/data', None, 'ground_truth/odom',
                         'gnss_link', False),
 }
-GNSS_TOPICS = {'fix': 'gnss_receiver/fix', 'nmea': 'gnss_receiver/nmea'}
+GNSS_TOPICS = {'fix': 'gnss_receiver/fix', 'nmea': 'gnss_receiver/nmea',
+               'gpsfix': 'gnss_receiver/gpsfix', 'heading': 'gnss_receiver/heading'}
 IMU_TOPIC = 'imu/data_raw'
 # The physics-rate truth the sim node sends its sensor nodes (nav_msgs/Odometry
 # in frame grid, child <prefix>chassis): chassis origin and the state's

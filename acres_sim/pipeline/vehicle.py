@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from acres_sim.config.records import gnss_heading
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.scene import default_scene
 from acres_sim.config.sensor_records import vibration_switches
@@ -36,7 +37,7 @@ from acres_sim.core.vehicles import VehicleParams
 from acres_sim.core.vibration import VibrationSwitches
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
-from acres_sim.pipeline.channels import GnssChannel, ImuChannel, InsChannel
+from acres_sim.pipeline.channels import GnssChannel, GnssHeadingChannel, ImuChannel, InsChannel
 from acres_sim.pipeline.models import (barometer, gnss_receiver, imu_model, ins_model,
                                        magnetometer, radar, site_georeference, wheel_odometry)
 from acres_sim.pipeline.step_channels import STEP_SENSORS
@@ -83,6 +84,7 @@ class Vehicle:
     batches: MessageBatches       # its block encoders
     vibration: VibrationSwitches  # its vibration sources (the config's vibration.* keys)
     events: VehicleEvents         # its fault events (their clock is this process's own)
+    gnss_heading: Any = None      # the receiver's dual-antenna heading (None: off or no receiver)
     channels: dict = field(default_factory=dict)   # sensor -> its channel (built sensors)
 
     def set_events(self, events: VehicleEvents):
@@ -182,10 +184,13 @@ def build_vehicle(config, vehicle_name, *, route=None, motion=None, scene=None, 
         follower=follower, start_pose=start_pose, parked=parked,
         rates=rates, delay_s=config['delay_s'], arms=arms, gnss=gnss, imu=imu, ins=ins,
         step_sensors=step_sensors, batches=batches, vibration=vibration_switches(config),
-        events=events)
-    channel_types = {'gnss': GnssChannel, 'imu': ImuChannel, 'ins': InsChannel}
-    vehicle.channels = {sensor: channel_types[sensor](vehicle) for sensor in channel_types
-                        if getattr(vehicle, sensor) is not None}
+        events=events,
+        gnss_heading=(gnss_heading(config, index)
+                      if gnss is not None and config['gnss.heading.enabled'] else None))
+    channel_types = {'gnss': GnssChannel, 'gnss_heading': GnssHeadingChannel,
+                     'imu': ImuChannel, 'ins': InsChannel}
+    vehicle.channels = {name: make(vehicle) for name, make in channel_types.items()
+                        if getattr(vehicle, name) is not None}
     vehicle.channels.update({name: STEP_SENSORS[name](vehicle, model)
                              for name, model in step_sensors.items()})
     return vehicle

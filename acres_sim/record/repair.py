@@ -137,6 +137,15 @@ def _cut_chunk(body):
         pos += 9 + length
 
 
+def _typestore():
+    """The recorder's types: Jazzy's and the gps_msgs it adds (pipeline.interfaces)."""
+    from acres_sim.pipeline.interfaces import register
+
+    typestore = get_typestore(Stores.ROS2_JAZZY)
+    register(typestore)
+    return typestore
+
+
 def _copy_stream(source: Path, writer=None, typestore=None):
     """Read the MCAP as a stream up to its last whole record, writing each
     message into ``writer`` (a rosbags Writer, or None to only read).
@@ -216,8 +225,7 @@ def repair_bag(path) -> Repaired:
     try:
         writer = Writer(target, version=BAG_VERSION, storage_plugin=StoragePlugin.MCAP)
         writer.open()
-        topics, count, end_ns, error = _copy_stream(source, writer,
-                                                    get_typestore(Stores.ROS2_JAZZY))
+        topics, count, end_ns, error = _copy_stream(source, writer, _typestore())
         writer.close()
         with AnyReader([target]) as reader:     # the new bag reads back whole
             if not reader.message_count == count == readable:

@@ -206,6 +206,9 @@ def format_summary(summary: dict) -> str:
     if summary.get('duration_s') is not None:
         lines.append(f"duration {summary['duration_s']:.1f} s")
     lines.append(f"GNSS {g['epochs']} epochs, {g['epochs_with_position']} with a position")
+    if 'heading_epochs' in g:
+        lines.append(f"  dual-antenna heading in {g['epochs_with_heading']} of "
+                     f"{g['heading_epochs']} epochs")
     if g['epochs']:
         lines.append('  fix share: ' + ', '.join(
             f"{_FIX_LABELS[s]} {100 * g['fix_share'][s]:.1f} %"

@@ -61,13 +61,15 @@ from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import run_vehicle_block
+from acres_sim.core.gnss.receiver import REC_FIX
 from acres_sim.core.ins import P_INS, P_N
-from acres_sim.core.truth import PHYSICS_HZ, T_P
+from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.event_topics import (EVENT_LOG_TOPIC, EventStatus, event_log,
                                              scenario_entry)
 from acres_sim.pipeline.faults import ActiveIntervals
+from acres_sim.pipeline.messages import TYPESTORE
 from acres_sim.pipeline.step_channels import STEP_SENSORS, push_step_sensors
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
@@ -153,6 +155,8 @@ class _Agent:
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
+    heading_epochs: int = 0        # GNSS heading epochs delivered, and those with a heading
+    heading_valid: int = 0
     route_end_said: bool = False   # its route's end is in the log
     intervals: object = None       # pipeline.faults.ActiveIntervals of its events
     status: object = None          # pipeline.event_topics.EventStatus of its events
@@ -233,7 +237,7 @@ class _Recording:
     def _jsonl_paths(agent):
         """name -> path of the agent's jsonl files (ins and truth: the row writer's)."""
         channels = agent.vehicle.channels
-        names = [name for name in ('gnss', 'imu', 'ins') if name in channels]
+        names = [name for name in ('gnss', 'gnss_heading', 'imu', 'ins') if name in channels]
         paths = {name: agent.folder / f'{name}.jsonl' for name in names + ['truth']}
         paths.update({name: agent.folder / channels[name].file_name
                       for name in STEP_SENSORS if name in channels})
@@ -257,7 +261,9 @@ class _Recording:
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock)
         # run() stops gracefully between blocks: no signal hold per message
-        self.bag = BagWriter(self.out / 'bag', hold_interrupts=False, background=True, lock=lock)
+        # the pipeline's typestore: it has the types the wheels lack (gps_msgs)
+        self.bag = BagWriter(self.out / 'bag', TYPESTORE, hold_interrupts=False, background=True,
+                             lock=lock)
         self._add_topics()
 
     def _add_topics(self):
@@ -269,7 +275,7 @@ class _Recording:
             self.bag.add_topic('/' + EVENT_LOG_TOPIC, 'std_msgs/msg/String', qos='static')
         for agent in self.agents:
             vehicle = agent.vehicle
-            for name in ('ins', 'gnss', 'imu', *STEP_SENSORS):
+            for name in ('ins', 'gnss', 'gnss_heading', 'imu', *STEP_SENSORS):
                 channel = vehicle.channels.get(name)
                 for topic, msgtype in channel.topic_types if channel else ():
                     if not topic.startswith('/'):      # the rig's own: added above
@@ -357,7 +363,7 @@ class _Recording:
                 entries.append(_joined('/' + EVENT_LOG_TOPIC, [self.timeline.ns(entry['step'])],
                                        [event_log(entry)]))
         for agent, block in zip(self.agents, blocks):
-            rows.append(self._sample(agent, block, entries))
+            rows.append(self._sample(agent, k0, block, entries))
             push_step_sensors(agent.vehicle, k0, block.states)
             self._deliver(agent, k1, entries)
         self.rows.send_block(k1, rows)
@@ -366,9 +372,11 @@ class _Recording:
                 file.flush()
         self.bag.write_block(entries)
 
-    def _sample(self, agent, b, entries):
-        """The block's samples: the INS topics and the report's truth now, the
-        GNSS and IMU rows into their channels' delay lines (the INS and truth
+    def _sample(self, agent, k0, b, entries):
+        """The block's samples (steps k0 ...): the INS topics and the report's truth
+        now, the GNSS, GNSS heading and IMU rows into their channels' delay lines
+        (the heading of each GNSS epoch from the state's quaternion at its step,
+        ``b.states[k - k0]``, and the receiver's fix state; the INS and truth
         rows are the row writer's: returns its item of the block; the INS
         report items wait for their delivery in the INS channel)."""
         for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
@@ -401,6 +409,10 @@ class _Recording:
         if 'gnss' in channels and len(b.gnss_k):
             channels['gnss'].push_epochs(b.gnss_k, b.gnss_antenna, b.gnss,
                                          b.gnss_ev if views else None)
+            if 'gnss_heading' in channels:
+                channels['gnss_heading'].push_epochs(
+                    b.gnss_k, b.states[b.gnss_k - k0, T_Q:T_Q + 4], b.gnss[:, REC_FIX],
+                    b.gnss_ev if views else None)
         if not views:
             return agent.index, ins_k, ins, b.truth_k, b.truth
         agent.intervals.take(b.truth_ev)
@@ -418,11 +430,11 @@ class _Recording:
         """Every sample delivered before step ``k_end``: its file row and topics
         (the bag's entries per topic, each in the order the channel sends them)."""
         vehicle = agent.vehicle
-        for name in ('gnss', 'imu', 'ins', *STEP_SENSORS):
+        for name in ('gnss', 'gnss_heading', 'imu', 'ins', *STEP_SENSORS):
             channel = vehicle.channels.get(name)
             if channel is None:
                 continue
-            file, report = agent.files.get(name), agent.report[name]
+            file, report = agent.files.get(name), agent.report.get(name)
             sent = {vehicle.topic(topic): ([], []) for topic, _type in channel.topic_types}
             for delivery in channel.drain(k_end - 1):
                 if name == 'ins':             # the rows: written by the row writer
@@ -439,6 +451,9 @@ class _Recording:
                     report.append((_gnss_report(row), delivery.extra))
                     agent.fix_counts[row['fix_type']] += 1
                     agent.fix_counts_with_position += row['position_enu_m'] is not None
+                elif name == 'gnss_heading':
+                    agent.heading_epochs += 1
+                    agent.heading_valid += bool(row['heading_valid'])
                 else:
                     report.append(row)
             for topic, (whens, datas) in sent.items():
@@ -671,6 +686,9 @@ def _true_counts(summary, agent):
     gnss['epochs_with_position'] = agent.fix_counts_with_position
     gnss['fix_share'] = {state: (count / r['gnss'].seen if r['gnss'].seen else 0.0)
                          for state, count in agent.fix_counts.items()}
+    if 'gnss_heading' in agent.vehicle.channels:
+        gnss['heading_epochs'] = agent.heading_epochs
+        gnss['epochs_with_heading'] = agent.heading_valid
 
 
 def _row_time(item):

@@ -103,6 +103,9 @@ class SensorNode(Node):
                                      frame_prefix=self.frame_prefix, sensors=(self.sensor,),
                                      events=self.injected.plan.for_vehicle(None))
         self.channel = self.vehicle.channels[self.sensor]
+        # the sensor's further outputs on channels of their own (the GNSS heading)
+        self.side_channels = [channel for name, channel in self.vehicle.channels.items()
+                              if name != self.sensor]
         self.timeline = self.vehicle.timeline   # the sim's: the rig gives all one start_utc
         self.output = OutputHealth(self.config[f'{self.sensor}.hz'], own['output_depth'])
         self._state = np.zeros(STATE_SIZE)
@@ -117,10 +120,22 @@ class SensorNode(Node):
                        'bad_messages': 0, 'published': 0}
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
                                                      self.output_qos)
-        # topic -> publisher of everything the channel sends
-        self.outputs = {topic: self.diagnostics_pub if topic == DIAGNOSTICS_TOPIC else
-                        self.create_publisher(message_class(msgtype), topic, self.output_qos)
-                        for topic, msgtype in self.channel.topic_types}
+        # topic -> publisher of everything the channels send (a type that is not
+        # installed: its topic is left out, with one warning)
+        self.outputs = {}
+        for channel in [self.channel] + self.side_channels:
+            for topic, msgtype in channel.topic_types:
+                if topic == DIAGNOSTICS_TOPIC:
+                    self.outputs[topic] = self.diagnostics_pub
+                    continue
+                try:
+                    kind = message_class(msgtype)
+                except ImportError:
+                    self.get_logger().warning(
+                        f'{msgtype} is not installed: no {topic} (on a machine without ROS 2 '
+                        'installed, `make setup` builds it)')
+                    continue
+                self.outputs[topic] = self.create_publisher(kind, topic, self.output_qos)
         self.build()
         check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
@@ -154,7 +169,9 @@ class SensorNode(Node):
     def deliver(self, delivery):
         """Publish the messages of one sample the channel delivers."""
         for topic, data in delivery.messages:
-            self.outputs[topic].publish(data)
+            publisher = self.outputs.get(topic)
+            if publisher is not None:
+                publisher.publish(data)
 
     # -- the truth stream -----------------------------------------------------
 
@@ -190,7 +207,8 @@ class SensorNode(Node):
                 f'the {self.sensor} model starts again too',
                 throttle_duration_sec=LOG_THROTTLE_S)
             self.reset_model()
-            self.channel.reset()
+            for channel in [self.channel] + self.side_channels:
+                channel.reset()
             self.vehicle.events.reset()
             self.counts['restarts'] += 1
             self.output.started(k)
@@ -224,6 +242,9 @@ class SensorNode(Node):
             self.deliver(delivery)
             self.counts['published'] += 1
             self.output.published(delivery.k_sample)
+        for channel in self.side_channels:
+            for delivery in channel.drain(k):
+                self.deliver(delivery)
         if k % PROGRESS_EVERY == 0:
             self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:

@@ -1,6 +1,7 @@
-"""The receiver's NMEA 0183 ``$GNGGA`` sentence (spec: Output Row, nmea_gga).
+"""The receiver's NMEA 0183 sentences: ``$GNGGA`` (spec: Output Row, nmea_gga)
+and ``$GNGST`` (acres_sim's, :func:`gst_sentence`, documented there).
 
-Field by field (commas between, no line ending, ``*HH`` checksum at the end):
+GGA field by field (commas between, no line ending, ``*HH`` checksum at the end):
 
  1. UTC time of day ``hhmmss.ss``
  2. latitude ``ddmm.mmmmmmm`` (minutes with 7 decimals), 3. ``N``/``S``
@@ -37,9 +38,10 @@ import datetime as _dt
 import math
 from typing import Optional
 
-__all__ = ['TALKER_SENTENCE', 'nmea_checksum', 'gga_sentence']
+__all__ = ['GST_SENTENCE', 'TALKER_SENTENCE', 'gga_sentence', 'gst_sentence', 'nmea_checksum']
 
 TALKER_SENTENCE = 'GNGGA'
+GST_SENTENCE = 'GNGST'
 
 _MINUTE_DIGITS = 7
 _MINUTE_SCALE = 10 ** _MINUTE_DIGITS          # units of 1e-7 minute of arc
@@ -74,8 +76,9 @@ def _fixed(value, decimals: int) -> str:
     return f'{round(value, decimals) + 0.0:.{decimals}f}'
 
 
-def _utc_field(utc: _dt.datetime) -> str:
-    if utc.tzinfo is not None:
+def _utc_field(utc) -> str:
+    """``hhmmss.ss`` of a datetime (naive: UTC) or a time of day (datetime.time)."""
+    if isinstance(utc, _dt.datetime) and utc.tzinfo is not None:
         utc = utc.astimezone(_dt.timezone.utc)
     micro = ((utc.hour * 60 + utc.minute) * 60 + utc.second) * 1_000_000 + utc.microsecond
     centi = (micro + 5_000) // 10_000 % _CENTISECONDS_PER_DAY   # half up, wraps at midnight
@@ -138,5 +141,55 @@ def gga_sentence(utc: _dt.datetime, lat_deg: Optional[float], lon_deg: Optional[
         f'{satellites:02d}', _fixed(hdop, 1), alt, alt_unit, sep, sep_unit,
         _fixed(correction_age_s, 1), '' if station is None else str(station),
     ]
+    body = ','.join(fields)
+    return f'${body}*{nmea_checksum(body)}'
+
+
+def gst_sentence(utc, quality: int, sigma_enu_m, pdop: Optional[float]) -> str:
+    """The ``$GNGST,...*HH`` sentence (GNSS pseudorange error statistics) of one
+    epoch, from the receiver's reported standard deviations ``sigma_enu_m``
+    (east, north, up [m]: the row's ``sigma_enu_m``, the square roots of its
+    ``covariance_enu_m2``, which the spec's error model makes the true standard
+    deviations of the added error) -- an acres_sim addition, not in the spec.
+
+    Field by field (commas between, ``*HH`` checksum as in GGA):
+
+    1. UTC time of the associated GGA fix ``hhmmss.ss`` (``utc``: as
+       :func:`gga_sentence` takes it, or a datetime.time of day);
+    2. RMS of the range residuals [m], three decimals.  The model has no
+       pseudoranges: this is the range sigma that, at the epoch's PDOP, gives
+       the reported 3-D sigma, ``sqrt(se^2 + sn^2 + su^2) / PDOP`` (empty
+       without a PDOP);
+    3. semi-major and 4. semi-minor axis of the 1-sigma horizontal error
+       ellipse [m], three decimals: the larger and the smaller of ``se``, ``sn``
+       (the covariance is diagonal in ENU, so its axes are east and north);
+    5. orientation of the semi-major axis [deg from true north, clockwise],
+       one decimal: 0.0 when it is north (``sn >= se``: also for the circle
+       ``sn == se`` the model gives, whose orientation is arbitrary), 90.0 when
+       it is east.  The grid north of ENU is taken as true north (the spec
+       ignores the grid convergence, 0.058 deg on the tile);
+    6. latitude sigma ``sn``, 7. longitude sigma ``se``, 8. altitude sigma
+       ``su`` [m], three decimals.
+
+    Without a fix (``quality`` 0, or ``sigma_enu_m`` None) fields 2 to 8 are
+    empty, as receivers send them; the time still prints.  Rounding and
+    checksum follow :func:`gga_sentence` (a value rounding to zero prints
+    ``0.000``).  Raises ValueError for a negative or non-finite sigma.
+    """
+    quality = int(quality)
+    if not 0 <= quality <= 5:
+        raise ValueError(f'GGA quality {quality} is not 0..5')
+    fields = [GST_SENTENCE, _utc_field(utc)]
+    if quality == 0 or sigma_enu_m is None:
+        fields += [''] * 7
+    else:
+        se, sn, su = (float(v) for v in sigma_enu_m)
+        if not all(math.isfinite(v) and v >= 0.0 for v in (se, sn, su)):
+            raise ValueError(f'sigmas {sigma_enu_m!r} must be finite and >= 0')
+        rms = None if _missing(pdop) or float(pdop) <= 0.0 else \
+            math.sqrt(se * se + sn * sn + su * su) / float(pdop)
+        major, minor, orientation = (sn, se, 0.0) if sn >= se else (se, sn, 90.0)
+        fields += [_fixed(rms, 3), _fixed(major, 3), _fixed(minor, 3), _fixed(orientation, 1),
+                   _fixed(sn, 3), _fixed(se, 3), _fixed(su, 3)]
     body = ','.join(fields)
     return f'${body}*{nmea_checksum(body)}'
