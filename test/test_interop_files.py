@@ -22,6 +22,7 @@ from acres_sim.cli import build_parser
 from acres_sim.config import load_config
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.pipeline.models import site_georeference
+from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.topics import (GNSS_TOPICS, IMU_TOPIC, INS_TOPICS, mount_transforms,
                                        utm_to_map)
 
@@ -35,10 +36,14 @@ GLOBAL_TOPICS = ('clock', 'tf', 'tf_static', 'diagnostics')
 
 
 def vehicle_topics(rig):
-    """What one vehicle of ``rig`` publishes, without the leading '/'."""
+    """What one vehicle of ``rig`` publishes, without the leading '/' (its
+    further sensors those of its packaged equipment)."""
     t = INS_TOPICS[rig]
+    config = load_config(rig=rig)
+    further = {topic for name, channel in STEP_SENSORS.items() if config[f'{name}.enabled']
+               for topic, _type in channel.topic_types}
     return {name for name in (t.odom, t.fix, t.imu, t.velocity, t.truth) if name} | \
-        set(GNSS_TOPICS.values()) | {IMU_TOPIC}
+        set(GNSS_TOPICS.values()) | {IMU_TOPIC} | further
 
 
 RIG_TOPICS = set(GLOBAL_TOPICS) | vehicle_topics('polaris') | vehicle_topics('maxxum')
@@ -69,7 +74,8 @@ RIG_FRAMES = rig_frames()
 
 def test_the_rig_frames_are_the_documented_ones():
     assert RIG_FRAMES == {'utm', 'map', 'base_footprint', 'gnss_antenna', 'imu_link',
-                          'oxts_link', 'navsat_link', 'gnss_link', 'oxts_imu_link'}
+                          'oxts_link', 'navsat_link', 'gnss_link', 'oxts_imu_link',
+                          'radar_link'}
 
 
 def bare(topic):

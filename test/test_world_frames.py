@@ -86,7 +86,9 @@ def test_every_published_position_is_in_its_frame_to_1_mm(maxxum):
     """Every position in the bag is in ``utm`` and is the UTM of its grid point
     (the INS row's) to 1 mm, by pyproj: the odometry (the INS point with its
     errors), the ground truth, the TF utm -> base_footprint; the static
-    utm -> map puts the tile origin at its UTM position.  None is in ``map``."""
+    utm -> map puts the tile origin at its UTM position.  No position is in
+    ``map`` (the barometer's altitude is a height, z only); the wheel odometry's
+    is a dead reckoning in ``odom``, its own frame."""
     ins = [json.loads(line) for line in (maxxum / 'ins.jsonl').read_text().splitlines()]
     t_s = [row['sample_time_s'] for row in ins]
     expected = {'/odom': utm_by_pyproj([row['position_enu_m'] for row in ins], t_s),
@@ -94,11 +96,13 @@ def test_every_published_position_is_in_its_frame_to_1_mm(maxxum):
                                                      for row in ins], t_s)}
     expected['/tf'] = expected['/odom']
     got = {topic: [] for topic in expected}
-    frames, static = set(), None
+    frames, static, own_frames = set(), None, set()
     with AnyReader([maxxum / 'bag'], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
         for connection, _t, raw in reader.messages():
             message = reader.deserialize(raw, connection.msgtype)
-            if connection.msgtype == 'nav_msgs/msg/Odometry':
+            if connection.topic in ('/wheel/odom', '/baro/altitude'):
+                own_frames.add((connection.topic, message.header.frame_id))
+            elif connection.msgtype == 'nav_msgs/msg/Odometry':
                 frames.add(message.header.frame_id)
                 p = message.pose.pose.position
                 got[connection.topic].append((p.x, p.y, p.z))
@@ -110,6 +114,7 @@ def test_every_published_position_is_in_its_frame_to_1_mm(maxxum):
             elif connection.topic == '/tf_static':
                 static = {tf.child_frame_id: tf for tf in message.transforms}
     assert frames == {'utm'}
+    assert own_frames == {('/wheel/odom', 'odom'), ('/baro/altitude', 'map')}
     for topic, want in expected.items():
         # the INS topics go out at the sample time, the rows only once delivered
         # (the last delay_s of epochs is published but never written)
