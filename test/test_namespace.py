@@ -30,6 +30,10 @@ POLARIS_RELATIVE = {
     'gnss_receiver/nmea': 'std_msgs/msg/String', 'imu/data_raw': 'sensor_msgs/msg/Imu',
     'gnss_receiver/gpsfix': 'gps_msgs/msg/GPSFix', 'gnss_receiver/heading': 'sensor_msgs/msg/Imu',
     'sim/events': 'std_msgs/msg/String', 'sim/events_applied': 'std_msgs/msg/String',
+    # the Polaris's further sensors (its equipment), from the sim node
+    'baro/pressure': 'sensor_msgs/msg/FluidPressure',
+    'baro/altitude': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+    'imu/mag': 'sensor_msgs/msg/MagneticField', 'wheel/odom': 'nav_msgs/msg/Odometry',
 }
 
 
@@ -102,7 +106,8 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
                for t in ('gnss_receiver/fix', 'imu/data_raw')}
     sim = {f'{ns}/{t}': POLARIS_RELATIVE[t] for ns in agents
            for t in ('vehicle/odom', 'oxts/fix', 'oxts/imu', 'oxts/velocity',
-                     'sim/ground_truth/odom')}
+                     'sim/ground_truth/odom', 'baro/pressure', 'baro/altitude', 'imu/mag',
+                     'wheel/odom')}
     sim.update({'/clock': 'rosgraph_msgs/msg/Clock', '/tf': 'tf2_msgs/msg/TFMessage',
                 '/tf_static': 'tf2_msgs/msg/TFMessage'})
     # the sensor nodes' outputs first; then the sim's, which it waits for

@@ -192,3 +192,27 @@ def test_wheel_odometry_and_radar_messages_follow_their_rows(tmp_path):
         sigma = row['sigma_mps'] if row['valid'] else 0.138889
         assert variance == pytest.approx(sigma ** 2)
     assert any(not row['valid'] for row in radar[:5]) and all(row['valid'] for row in radar[-50:])
+
+
+def test_a_users_vehicle_overlay_sets_the_equipments_keys(tmp_path):
+    """The packaged equipment comes before the vehicle overlay: a user's
+    --vehicle-config can switch a sensor off or change it."""
+    overlay = tmp_path / 'mine.yaml'
+    overlay.write_text('radar:\n  enabled: false\nmag:\n  hard_iron_t: [0.0, 0.0, 0.0]\n')
+    config = load_config(rig='maxxum', overlay_file=overlay)
+    assert config['radar.enabled'] is False and config.sources['radar.enabled'] == str(overlay)
+    assert config['mag.hard_iron_t'] == [0.0, 0.0, 0.0]
+    assert config['baro.enabled'] is True          # the rest of the equipment stays
+
+
+def test_a_start_outside_the_wmms_life_span_is_one_line_naming_the_keys(tmp_path):
+    from acres_sim.cli import main
+
+    out = tmp_path / 'run'
+    code = main(['record', '--rig', 'polaris', '--duration', '1', '--out', str(out),
+                 '--set', 'gnss.datum.start_utc=2024-06-01T12:00:00Z', '--no-progress'])
+    assert code == 2 and not out.exists()
+    # the dipole has no life span: the same start works with it
+    assert main(['record', '--rig', 'polaris', '--duration', '1', '--out', str(out),
+                 '--set', 'gnss.datum.start_utc=2024-06-01T12:00:00Z',
+                 '--set', 'mag.field_model=dipole', '--no-progress']) == 0

@@ -340,12 +340,12 @@ def test_default_parameters_follow_the_vehicle_and_the_surface(maxxum):
     assert (params.base_arm_x_m, params.base_arm_y_m, params.base_arm_z_m) == tuple(arm)
     assert params.track_m == maxxum.track_m and params.wheel_radius_m == maxxum.wheel_radius_m
     assert params.mass_kg == maxxum.mass_kg and params.hz == 25.0
-    assert params.slip_stiffness == wo.SURFACES['tilled_soil'].slip_stiffness
+    assert params.slip_stiffness == wo.SURFACES['tilled_soil']
     assert wo.WheelOdometryParams._fields[:2] == ('hz', 'noise')
     # the surface table's slip stiffness: Brixius' GTR at EP496's optimum slip / that slip
     for name, bn, s_opt in (('concrete', 80, 0.06), ('firm_soil', 55, 0.09),
                             ('tilled_soil', 40, 0.12), ('sand', 20, 0.15)):
         gtr = 0.88 * (1 - math.exp(-0.1 * bn)) * (1 - math.exp(-7.5 * s_opt)) + 0.04
-        assert wo.SURFACES[name].slip_stiffness == pytest.approx(gtr / s_opt, abs=0.005)
+        assert wo.SURFACES[name] == pytest.approx(gtr / s_opt, abs=0.005)
     with pytest.raises(ValueError, match='unknown surface'):
         wo.default_wheel_odometry_params(maxxum, surface='ice')

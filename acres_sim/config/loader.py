@@ -6,11 +6,12 @@ Layers, each overriding the one before:
 2. the sensor file (``sensors.yaml``, or ``--config``; the game's ``sensors.json`` works too),
 3. the site file (``site.yaml`` or ``--site``): the tile's georeference and the
    datum keys that belong to the place and epoch, so they win over a sensor file,
-4. the vehicle overlay (``sensors_polaris.yaml`` / ``sensors_maxxum.yaml``, or
-   ``--vehicle-config``): the spec's sensors as the vehicle carries them,
-5. the vehicle's equipment (``equipment_polaris.yaml`` / ``equipment_maxxum.yaml``,
+4. the vehicle's equipment (``equipment_polaris.yaml`` / ``equipment_maxxum.yaml``,
    with a packaged rig): acres_sim's further sensors that vehicle carries
    (barometer, magnetometer, wheel odometry, radar, dual-antenna heading),
+5. the vehicle overlay (``sensors_polaris.yaml`` / ``sensors_maxxum.yaml``, or
+   ``--vehicle-config``): the spec's sensors as the vehicle carries them (a
+   user's overlay may also set the equipment's keys: it comes after),
 6. command-line overrides.
 
 A ``--config`` file is a complete configuration (the spec's -SensorConfig=):
@@ -305,11 +306,11 @@ def load_config(rig: Optional[str] = None, config_file=None, overlay_file=None,
         raise ConfigError(f"unknown rig '{rig}'; allowed: {' or '.join(RIGS)}")
     files = [(config_file or config_dir() / 'sensors.yaml', 'config', False),
              (site_file or config_dir() / 'site.yaml', 'site', site_file is None)]
+    if rig:
+        files.append((config_dir() / EQUIPMENT[rig], 'vehicle equipment', True))
     if overlay_file or rig:
         files.append((overlay_file or config_dir() / RIGS[rig], 'vehicle overlay',
                       overlay_file is None))
-    if rig:
-        files.append((config_dir() / EQUIPMENT[rig], 'vehicle equipment', True))
     layers = [(str(f), read_layer(f, what)) for f, what, _packaged in files]
     if config_file:      # a complete configuration: packaged files only fill the gaps
         complete = layers[0][1]

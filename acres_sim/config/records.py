@@ -11,6 +11,9 @@ import numpy as np
 from acres_sim.config.validate import parse_utc
 from acres_sim.core.geo.helmert import HelmertParams
 from acres_sim.core.geo.site import SiteParams
+from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT
+from acres_sim.core.gnss.heading import GnssHeading, heading_params
+from acres_sim.core.rng import GNSS_HEADING, stream_seed
 
 __all__ = ['error_params', 'gnss_heading', 'gnss_settings', 'helmert_params', 'rtk_params',
            'site_georeference_args']
@@ -105,10 +108,6 @@ def gnss_heading(config, agent_index=None):
     ``gnss.heading.secondary_antenna_flu_m`` (both from ``mount_frame``, so their
     difference is the body baseline), the per-state relative sigmas and its own
     stream, GNSS_HEADING, offset per agent as the GNSS-error stream is."""
-    from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT
-    from acres_sim.core.gnss.heading import GnssHeading, heading_params
-    from acres_sim.core.rng import GNSS_HEADING, stream_seed
-
     agent = config['agent.index'] if agent_index is None else agent_index
     primary = config['gnss.antenna_flu_m']
     secondary = config['gnss.heading.secondary_antenna_flu_m']

@@ -238,8 +238,7 @@ KEYS = (
         'gnss_receiver/heading).', spec=False),
     _lever('gnss.heading.secondary_antenna_flu_m', [-1.0, 0.0, 1.7],
            'acres_sim: lever arm of the secondary antenna (body FLU, from mount_frame as the '
-           'antenna); the heading is of the baseline primary -> secondary (Polaris: an '
-           'estimate, 1.0 m behind the primary on the roof).', spec=False),
+           'antenna); the heading is of the baseline primary -> secondary.', spec=False),
     _nonneg('gnss.heading.rtk_fixed.sigma_rel_h_m', 0.005, 'm',
             'acres_sim: rtk_fixed: horizontal sigma of the relative antenna position; the '
             'heading sigma is it over the baseline length.', spec=False),

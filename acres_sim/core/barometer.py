@@ -34,7 +34,8 @@ import numpy as np
 from acres_sim.core.environment.atmosphere import pressure_1976, pressure_altitude_m
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.step_sensor import StepSensor, due_now
+from acres_sim.core.schedule import due_at
+from acres_sim.core.step_sensor import StepSensor
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 
 __all__ = ['Barometer', 'BarometerParams', 'STANDARD_PRESSURE_PA', 'VALUES_PER_SAMPLE',
@@ -77,7 +78,7 @@ def barometer_block(k0, states, due, period, params, rng, memory, out_k, out):
     for i in range(states.shape[0]):
         k = k0 + i
         t = k / PHYSICS_HZ
-        if not due_now(due, period, t):
+        if not due_at(due, 0, period, t):
             continue
         R = matrix_from_quat(states[i, T_Q:T_Q + 4])
         z = states[i, T_P + 2]
@@ -111,7 +112,7 @@ class Barometer(StepSensor):
     SAMPLE_SIZE = SAMPLE_SIZE
     MEMORY_SIZE = 2
 
-    def start_memory(self, rng):
+    def start_memory(self):
         memory = np.zeros(self.MEMORY_SIZE)
         memory[_T_PREV] = -1.0
         return memory

@@ -64,7 +64,7 @@ from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ
                                     step_one, shaken_truth, truth_from_state, vibrates)
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
-from acres_sim.core.schedule import DUE_TOLERANCE_S
+from acres_sim.core.schedule import due_at
 from acres_sim.core.terrain import TerrainField
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W, TRUTH_SIZE
 from acres_sim.core.zones import Zones
@@ -173,15 +173,6 @@ class BlockOutputs(NamedTuple):
 
 
 @njit(cache=True)
-def _due(due, i, period, t):
-    """The spec's Due for sensor ``i`` (advances its time when it answers True)."""
-    if t + DUE_TOLERANCE_S >= due[i]:
-        due[i] += period[i]
-        return True
-    return False
-
-
-@njit(cache=True)
 def _follow(p, R, v, k, route):
     """The route follower's (speed, yaw rate) at step ``k``."""
     return pursuit_command(p, R, v, k, route.route_x, route.route_y, route.route_s,
@@ -255,7 +246,7 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, sc
             restart = imu.last_step[0] < 0 or k != imu.last_step[0] + 1 or teleported
             imu.last_step[0] = k
             imu_difference_step(p, R, v, w, p_c, imu.lever, restart, PHYSICS_DT_S, imu.memory)
-            if imu_takes_sample(imu.memory, _due(due, DUE_IMU, period, t)):
+            if imu_takes_sample(imu.memory, due_at(due, DUE_IMU, period[DUE_IMU], t)):
                 imu_sample_values(imu.memory, imu.bias, imu.sigma[0], imu.sigma[1], imu.rng,
                                   out.imu[n_imu])
                 if has_events:
@@ -265,7 +256,7 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, sc
                 n_imu += 1
         if teleported:
             ins.clock[1] = 1.0
-        if ins.on and _due(due, DUE_INS, period, t):
+        if ins.on and due_at(due, DUE_INS, period[DUE_INS], t):
             clock = ins.clock
             first = clock[0] < 0.0
             dt = period[DUE_INS] if first else t - clock[0]
@@ -279,13 +270,13 @@ def run_vehicle_block(k0, k1, k_last, vehicle, route, imu, ins, gnss, events, sc
                 _view(events, out.ins_ev, n_ins)
             out.ins_k[n_ins] = k
             n_ins += 1
-        if _due(due, DUE_TRUTH, period, t):
+        if due_at(due, DUE_TRUTH, period[DUE_TRUTH], t):
             _put_row(out.truth[n_truth], p, quat_from_matrix(R), v, w)
             if has_events:
                 _view(events, out.truth_ev, n_truth)
             out.truth_k[n_truth] = k
             n_truth += 1
-        if gnss.on and _due(due, DUE_GNSS, period, t):
+        if gnss.on and due_at(due, DUE_GNSS, period[DUE_GNSS], t):
             out.gnss_antenna[n_gnss] = point_at_lever_arm(p, R, gnss.antenna_arm)
             if has_events:
                 _view(events, out.gnss_ev, n_gnss)

@@ -27,7 +27,8 @@ import numpy as np
 
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.step_sensor import StepSensor, due_now
+from acres_sim.core.schedule import due_at
+from acres_sim.core.step_sensor import StepSensor
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 
 __all__ = ['MagnetometerParams', 'Magnetometer', 'magnetometer_block', 'VALUES_PER_SAMPLE']
@@ -67,7 +68,7 @@ def magnetometer_block(k0, states, due, period, params, rng, memory, out_k, out)
     for i in range(states.shape[0]):
         k = k0 + i
         t = k / PHYSICS_HZ
-        if not due_now(due, period, t):
+        if not due_at(due, 0, period, t):
             continue
         R = matrix_from_quat(states[i, T_Q:T_Q + 4])
         p = states[i, T_P:T_P + 3]
@@ -103,7 +104,7 @@ class Magnetometer(StepSensor):
 
     kernel = staticmethod(magnetometer_block)
     SAMPLE_SIZE = SAMPLE_SIZE
-    MEMORY_SIZE = 1
+    MEMORY_SIZE = 0          # nothing carried from sample to sample
 
     def row(self, sample):
         """magnetometer.jsonl: the field [T] (rounded to 0.1 nT), and its truth."""

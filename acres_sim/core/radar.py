@@ -88,11 +88,11 @@ import math
 from typing import NamedTuple
 
 from numba import njit
-import numpy as np
 
-from acres_sim.core.frames import chassis_in_base_footprint
+from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.step_sensor import StepSensor, due_now, point_velocity, state_axes
+from acres_sim.core.schedule import due_at
+from acres_sim.core.step_sensor import StepSensor, point_velocity, state_axes
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.core.vehicles import VehicleParams
 
@@ -156,7 +156,7 @@ def radar_block(k0, states, due, period, params, rng, memory, out_k, out):
     n = 0
     for i in range(states.shape[0]):
         k = k0 + i
-        if not due_now(due, period, k / PHYSICS_HZ):
+        if not due_at(due, 0, period, k / PHYSICS_HZ):
             continue
         g = pcg32_gaussian(rng)
         row = states[i]
@@ -207,8 +207,8 @@ def default_radar_params(vehicle: VehicleParams,
     """The radar of ``vehicle`` mounted at ``mount_from_base_footprint_m`` (body
     FLU from base_footprint [m]), with its CoM; other fields their defaults unless
     given in ``overrides``."""
-    arm = (np.asarray(mount_from_base_footprint_m, dtype=np.float64)
-           - chassis_in_base_footprint(vehicle.wheelbase_m, vehicle.cog_height_m))
+    arm = lever_arm_from_chassis(mount_from_base_footprint_m, 'base_footprint',
+                                 vehicle.wheelbase_m, vehicle.cog_height_m)
     fields = dict(arm_x_m=float(arm[0]), arm_y_m=float(arm[1]), arm_z_m=float(arm[2]),
                   com_x_m=vehicle.com_x_m, com_y_m=vehicle.com_y_m, com_z_m=vehicle.com_z_m)
     fields.update(overrides)

@@ -16,8 +16,9 @@ A sensor module gives:
   previous velocity);
 * ``<name>_block(k0, states, due, period, params, rng, memory, out_k, out)``,
   the kernel: for each step k = k0 + i of ``states`` (t = k / 120) it asks
-  the spec's Due (:func:`due_now`) and, when it answers, writes the sample
-  into ``out[n]`` and k into ``out_k[n]``; it returns n.  ``params`` is a
+  the spec's Due (:func:`acres_sim.core.schedule.due_at` on ``due[0]``) and,
+  when it answers, writes the sample into ``out[n]`` and k into ``out_k[n]``;
+  it returns n.  ``params`` is a
   float64 row (:meth:`StepSensor.params_row`), ``rng`` the stream's state,
   ``memory`` its state, advanced in place;
 * a :class:`StepSensor` subclass naming the kernel
@@ -35,19 +36,9 @@ from numba import njit
 import numpy as np
 
 from acres_sim.core.rng import Pcg32
-from acres_sim.core.schedule import DUE_TOLERANCE_S
 from acres_sim.core.truth import PHYSICS_HZ, T_Q, T_V, T_W
 
-__all__ = ['StepSensor', 'due_now', 'point_velocity', 'state_axes']
-
-
-@njit(cache=True)
-def due_now(due, period, t):
-    """The spec's Due on the one-element array ``due`` (advanced when True)."""
-    if t + DUE_TOLERANCE_S >= due[0]:
-        due[0] += period
-        return True
-    return False
+__all__ = ['StepSensor', 'point_velocity', 'state_axes']
 
 
 @njit(cache=True)
@@ -88,6 +79,7 @@ class StepSensor:
     def __init__(self, params: NamedTuple, rng: Pcg32):
         self.params = params
         self.rng = rng
+        self._start = rng.state.copy()      # the stream as it was given: reset() goes back
         self._row = self.params_row(params)
         self.reset()
 
@@ -98,16 +90,16 @@ class StepSensor:
         positions)."""
         return np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in params])
 
-    def start_memory(self, rng) -> np.ndarray:
-        """The memory at the start (zeros by default; a model whose start is
-        drawn, e.g. a stationary Gauss-Markov state, draws a fixed count of
-        values from ``rng`` here)."""
+    def start_memory(self) -> np.ndarray:
+        """The memory at the start (zeros by default)."""
         return np.zeros(self.MEMORY_SIZE)
 
     def reset(self):
-        """Start again: first sample at the next step run; memory from the start
-        (the stream goes on)."""
-        self.memory = self.start_memory(self.rng)
+        """Start again as built: the stream at its start, the memory as at the
+        start, the first sample at the next step run (a run after a reset
+        repeats the samples of the first)."""
+        self.rng.state[:] = self._start
+        self.memory = self.start_memory()
         self.due = np.array([-1.0])       # < 0: due at the first step run
         self.started = False
 

@@ -118,11 +118,11 @@ noise                    bool     True      -             -
 base_arm_x_m             m        -1.056    any           frames: -0.4 wheelbase (Maxxum 2.64 m)
 base_arm_y_m             m        0.0       any           frames
 base_arm_z_m             m        -1.0      any           frames: -cog height (Maxxum 1.0 m)
-com_x_m, _y_m, _z_m      m        0.0       any           the vehicle's (VEHICLES.md geometry rule)
-track_m                  m        1.9       0.5 - 3.5     VEHICLES.md (Maxxum estimate)
-wheel_radius_m           m        0.80      0.2 - 1.2     VEHICLES.md: 520/70R38 rear tyre
-mass_kg                  kg       6500      > 0           VEHICLES.md (Maxxum, estimate); F_x only
-rolling_resistance       -        0.05      0 - 0.3       VEHICLES.md: firm soil (Brixius / D497)
+com_x_m, _y_m, _z_m      m        0.0       any           the vehicle's (config/vehicles/)
+track_m                  m        1.9       0.5 - 3.5     the Maxxum's (estimate)
+wheel_radius_m           m        0.80      0.2 - 1.2     the Maxxum's: 520/70R38 rear
+mass_kg                  kg       6500      > 0           the Maxxum's (estimate); F_x only
+rolling_resistance       -        0.05      0 - 0.3       the vehicle's (config/vehicles/)
 slip_stiffness           -        5.22      1 - 20        Brixius at EP496 s_opt (:data:`SURFACES`)
 radius_error             -        0.005     -0.05 - 0.05  estimate: tyre wear, pressure, load
 track_error              -        0.02      -0.1 - 0.1    estimate: contact-patch width / track
@@ -150,14 +150,15 @@ from numba import njit
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
-from acres_sim.core.frames import chassis_in_base_footprint
+from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.physics import ROLL_SMOOTH_SPEED
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.step_sensor import StepSensor, due_now, point_velocity, state_axes
+from acres_sim.core.schedule import due_at
+from acres_sim.core.step_sensor import StepSensor, point_velocity, state_axes
 from acres_sim.core.truth import PHYSICS_HZ, T_W
 from acres_sim.core.vehicles import VehicleParams
 
-__all__ = ['MEMORY_SIZE', 'SAMPLE_SIZE', 'SLIP_LIMIT', 'SURFACES', 'Surface',
+__all__ = ['MEMORY_SIZE', 'SAMPLE_SIZE', 'SLIP_LIMIT', 'SURFACES',
            'VALUES_PER_SAMPLE', 'VARIANCE_FLOOR', 'W_COV_XY', 'W_COV_XYAW', 'W_COV_YYAW',
            'W_DISTANCE', 'W_DT', 'W_LEFT', 'W_R', 'W_RIGHT', 'W_SLIP', 'W_TRACTION', 'W_TRUE_R',
            'W_TRUE_U', 'W_U', 'W_VAR_R', 'W_VAR_U', 'W_VAR_X', 'W_VAR_Y', 'W_VAR_YAW', 'W_X',
@@ -169,25 +170,18 @@ SLIP_LIMIT = 0.5               # |s| is clipped here
 VARIANCE_FLOOR = 1e-9          # no reported variance is smaller (a zero breaks a filter)
 
 
-class Surface(NamedTuple):
-    """The ground under the wheels: rolling resistance coefficient and slip stiffness."""
-
-    rolling_resistance: float
-    slip_stiffness: float
-
-
 # C_s = GTR(s_opt) / s_opt of Brixius' equation with the ASABE D497 mobility number Bn
 # and EP496's optimum slip s_opt of each class (hard 80 / 6 %, firm 55 / 9 %, tilled 40 /
-# 12 %, soft 20 / 15 %); C_rr from VEHICLES.md (Wong / Bekker table, Brixius).  Grass has
-# no class of its own: estimates between firm and tilled soil.
+# 12 %, soft 20 / 15 %).  Grass has no class of its own: an estimate between firm and
+# tilled soil.  (The rolling resistance is the vehicle's own, the physics' value.)
 SURFACES = {
-    'concrete': Surface(0.02, 5.98),
-    'firm_soil': Surface(0.05, 5.22),
-    'tilled_soil': Surface(0.09, 4.61),
-    'grass': Surface(0.075, 5.0),
-    'sand': Surface(0.20, 3.69),
+    'concrete': 5.98,
+    'firm_soil': 5.22,
+    'tilled_soil': 4.61,
+    'grass': 5.0,
+    'sand': 3.69,
 }
-"""Surface name -> :class:`Surface` (derived estimates, see the module docstring)."""
+"""Surface name -> its slip stiffness C_s (derived estimates, see the module docstring)."""
 
 
 class WheelOdometryParams(NamedTuple):
@@ -345,7 +339,7 @@ def wheel_odometry_block(k0, states, due, period, params, rng, memory, out_k, ou
         memory[M_U_LAST] = u
         memory[M_CL_LAST] = cl
         memory[M_CR_LAST] = cr
-        if not due_now(due, period, k / PHYSICS_HZ):
+        if not due_at(due, 0, period, k / PHYSICS_HZ):
             continue
         g_l = pcg32_gaussian(rng)
         g_r = pcg32_gaussian(rng)
@@ -416,7 +410,7 @@ class WheelOdometry(StepSensor):
     MEMORY_SIZE = MEMORY_SIZE
     VALUES_PER_SAMPLE = VALUES_PER_SAMPLE
 
-    def start_memory(self, rng) -> np.ndarray:
+    def start_memory(self) -> np.ndarray:
         memory = np.zeros(MEMORY_SIZE)
         memory[M_K_LAST] = -1.0
         memory[M_K_SAMPLE] = -1.0
@@ -454,12 +448,13 @@ def default_wheel_odometry_params(vehicle: VehicleParams, surface: str = 'firm_s
     physics' value); other fields their defaults unless given in ``overrides``."""
     if surface not in SURFACES:
         raise ValueError(f'unknown surface {surface!r}; known: {", ".join(SURFACES)}')
-    arm = 0.0 - chassis_in_base_footprint(vehicle.wheelbase_m, vehicle.cog_height_m)  # no -0.0
+    arm = lever_arm_from_chassis(np.zeros(3), 'base_footprint', vehicle.wheelbase_m,
+                                 vehicle.cog_height_m)
     fields = dict(base_arm_x_m=float(arm[0]), base_arm_y_m=float(arm[1]),
                   base_arm_z_m=float(arm[2]), com_x_m=vehicle.com_x_m, com_y_m=vehicle.com_y_m,
                   com_z_m=vehicle.com_z_m, track_m=vehicle.track_m,
                   wheel_radius_m=vehicle.wheel_radius_m, mass_kg=vehicle.mass_kg,
                   rolling_resistance=vehicle.rolling_resistance,
-                  slip_stiffness=SURFACES[surface].slip_stiffness)
+                  slip_stiffness=SURFACES[surface])
     fields.update(overrides)
     return WheelOdometryParams(**fields)

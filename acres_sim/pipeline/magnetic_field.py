@@ -49,7 +49,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from pygeomag import GeoMag
 
 from acres_sim.core.environment.geomagnetic import (IGRF_REFERENCE_RADIUS_M, dipole_field_ned,
                                                    igrf14_dipole)
@@ -57,8 +56,8 @@ from acres_sim.core.geo import WGS84, geodetic_to_ecef
 from acres_sim.core.geo.epoch import decimal_year
 from acres_sim.core.geo.site import SiteGeoreference
 
-__all__ = ['MODELS', 'LinearField', 'FieldSummary', 'model_field_ned', 'grid_convergence_rad',
-           'world_field', 'field_summary']
+__all__ = ['MODELS', 'LinearField', 'FieldSummary', 'OutsideLifeSpan', 'model_field_ned',
+           'grid_convergence_rad', 'world_field', 'field_summary']
 
 MODELS = ('wmm', 'dipole')
 FRAME = 'wgs84_g2139'          # the geodetic frame the models take
@@ -85,9 +84,21 @@ class FieldSummary(NamedTuple):
     grid_convergence_deg: float     # c, the true azimuth of grid north
 
 
+class OutsideLifeSpan(ValueError):
+    """A year the model's coefficients do not cover (``first`` to ``last``)."""
+
+    def __init__(self, year, model, first, last):
+        super().__init__(f'year {year:.4f} is outside the life span of {model} '
+                         f'({first:g} to {last:g})')
+        self.year, self.model, self.first, self.last = year, model, first, last
+
+
 @functools.lru_cache(maxsize=1)
-def _wmm() -> GeoMag:
-    """The WMM-2025 (pygeomag's default coefficient file), loaded once."""
+def _wmm():
+    """The WMM-2025 (pygeomag's default coefficient file), loaded once (the
+    package is imported only then: a run without a magnetometer does not load it)."""
+    from pygeomag import GeoMag
+
     geo_mag = GeoMag()
     geo_mag.life_span      # reads the coefficient file now, once
     return geo_mag
@@ -102,8 +113,7 @@ def model_field_ned(model: str, lat_deg: float, lon_deg: float, h_m: float, year
         geo_mag = _wmm()
         low, high = geo_mag.life_span
         if not allow_outside_life_span and not low <= year <= high:
-            raise ValueError(f'year {year:.4f} is outside the life span of {geo_mag.model} '
-                             f'({low:g} to {high:g})')
+            raise OutsideLifeSpan(year, geo_mag.model, low, high)
         r = geo_mag.calculate(glat=float(lat_deg), glon=float(lon_deg), alt=float(h_m) / 1000.0,
                               time=float(year), allow_date_outside_lifespan=True)
         return np.array([r.x, r.y, r.z]) * 1e-9

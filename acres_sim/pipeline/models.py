@@ -10,6 +10,7 @@ is already measured from the chassis origin (body FLU, m:
 """
 
 from acres_sim.config.records import gnss_settings, site_georeference_args
+from acres_sim.config.validate import ConfigError
 from acres_sim.config.sensor_records import (barometer_params, imu_params, imu_stream,
                                              ins_params, ins_stream, magnetometer_params,
                                              radar_params, sensor_stream, wheel_odometry_params)
@@ -21,7 +22,7 @@ from acres_sim.core.ins import InsModel
 from acres_sim.core.magnetometer import Magnetometer
 from acres_sim.core.radar import RadarSpeed
 from acres_sim.core.wheel_odometry import WheelOdometry
-from acres_sim.pipeline.magnetic_field import world_field
+from acres_sim.pipeline.magnetic_field import OutsideLifeSpan, world_field
 
 __all__ = ['barometer', 'gnss_receiver', 'imu_model', 'ins_model', 'magnetometer', 'radar',
            'site_georeference', 'wheel_odometry']
@@ -56,8 +57,17 @@ def barometer(config, lever_arm_chassis, agent_index) -> Barometer:
 
 def magnetometer(config, lever_arm_chassis, agent_index, site) -> Magnetometer:
     """The magnetometer at ``lever_arm_chassis``, in the reference field of
-    mag.field_model on ``site`` at its start time, on its own noise stream."""
-    field = world_field(config['mag.field_model'], site)
+    mag.field_model on ``site`` at its start time, on its own noise stream.  A
+    start time the World Magnetic Model does not cover is a ConfigError."""
+    model = config['mag.field_model']
+    try:
+        field = world_field(model, site)
+    except OutsideLifeSpan as err:
+        raise ConfigError(
+            f"gnss.datum.start_utc = {config['gnss.datum.start_utc']!r} "
+            f"({config.sources['gnss.datum.start_utc']}) is outside the life span of "
+            f"mag.field_model = {model!r}, {err.first:g} to {err.last:g}: set "
+            "mag.field_model: dipole or mag.enabled: false") from None
     return Magnetometer(magnetometer_params(config, lever_arm_chassis, field),
                         sensor_stream(config, 'magnetometer', agent_index))
 

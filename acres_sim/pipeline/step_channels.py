@@ -33,6 +33,8 @@ Topics, relative to the vehicle's namespace:
 
 import numpy as np
 
+from acres_sim.core.quaternion import q_z
+
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import encoded_layout, put_quaternion, put_stamps, put_vector
 from acres_sim.pipeline.cdr import FixedLayout
@@ -69,10 +71,6 @@ class StepChannel(_Channel):
         per_sample = zip(*[[(topic, data) for data in e.messages()] for topic, e in encoded])
         for k, row, messages in zip(steps.tolist(), rows, per_sample):
             self.push(k, row, list(messages))
-
-    def reset(self):
-        super().reset()
-        self.model.reset()
 
     def encode_block(self, rows, t_ns):
         """[(topic, Encoded of every row), ...] in publishing order."""
@@ -140,14 +138,6 @@ class MagnetometerChannel(StepChannel):
         return [('imu/mag', encoded_layout(layout, arr))]
 
 
-def _yaw_quaternion(yaw):
-    """(n, 4) xyzw of rotations by ``yaw`` about z."""
-    yaw = np.asarray(yaw, dtype=np.float64)
-    out = np.zeros((len(yaw), 4))
-    out[:, 2], out[:, 3] = np.sin(yaw / 2.0), np.cos(yaw / 2.0)
-    return out
-
-
 class WheelOdometryChannel(StepChannel):
     """``wheel/odom`` (see the module docstring)."""
 
@@ -164,7 +154,7 @@ class WheelOdometryChannel(StepChannel):
         FixedLayout.column(arr, 'pose.pose.position.x')[:] = position[:, 0]
         FixedLayout.column(arr, 'pose.pose.position.y')[:] = position[:, 1]
         put_quaternion(arr, 'pose.pose.orientation',
-                       _yaw_quaternion([row['yaw_odom_rad'] for row in rows]))
+                       np.array([q_z(row['yaw_odom_rad']) for row in rows]).reshape(-1, 4))
         FixedLayout.column(arr, 'twist.twist.linear.x')[:] = [row['speed_mps'] for row in rows]
         FixedLayout.column(arr, 'twist.twist.angular.z')[:] = [row['yaw_rate_radps']
                                                               for row in rows]

@@ -610,7 +610,7 @@ def _draw_page(fig, page, scene):
 # The further sensors' panels (rows of barometer.jsonl, magnetometer.jsonl, ...)
 
 def _barometer_panel(ax, rows):
-    """The pressure altitude's error against the truth, and the drift's share."""
+    """The pressure altitude's error against the true altitude."""
     ax.set_title('Barometer: pressure altitude - true altitude')
     t, is_time = _times(rows)
     ax.set_xlabel(_time_label(is_time))
@@ -676,7 +676,9 @@ def _radar_panel(ax, rows):
         _no_data(ax, 'no radar rows')
         return
     valid = np.array([bool(r['valid']) for r in rows])
-    error = _scalar_rows(rows, 'speed_mps') - np.array([r['truth']['speed_mps'] for r in rows])
+    # a single beam has no sense of direction: its speed against the true one's size
+    error = (_scalar_rows(rows, 'speed_mps')
+             - np.abs([r['truth']['speed_mps'] for r in rows]))
     sigma = _scalar_rows(rows, 'sigma_mps')
     error, sigma = np.where(valid, error, np.nan), np.where(valid, sigma, np.nan)
     tt, ee, sg = _thin(t, error, sigma)

@@ -520,8 +520,9 @@ class SimNode(Node):
         for j in range(k1 - k0):
             messages = [(self.clock_pub, clock[j])]
             ins = []
-            for agent, (truth, ins_at) in zip(self.agents, per_agent):
+            for agent, (truth, ins_at, others_at) in zip(self.agents, per_agent):
                 messages.append((agent.truth_pub, truth[j]))
+                messages.extend(others_at.get(k0 + j, ()))
                 ins.append(ins_at.get(k0 + j, ()))
             self.ahead.append((k0 + j, messages, ins))
         self.step = k1
@@ -540,8 +541,9 @@ class SimNode(Node):
             self._publish_step(*self.ahead.popleft())
 
     def _publish_step(self, k, messages, ins):
-        """Publish one step: /clock, each vehicle's truth, then each vehicle's INS
-        topics (timed at rtf > 0 from the step's due time to the first)."""
+        """Publish one step: /clock, each vehicle's truth, its event status and
+        step-sensor deliveries, then each vehicle's INS topics (timed at rtf > 0
+        from the step's due time to the first)."""
         for pub, data in messages:
             pub.publish(data)
         for per_vehicle in ins:
@@ -570,22 +572,22 @@ class SimNode(Node):
         return text
 
     def _encode(self, agent, b, k0, t_ns):
-        """(truth messages per step, {step: [(publisher, bytes), ...]} of the INS,
-        the vehicle's event status and the step sensors' deliveries), for the
-        block ``b`` from step ``k0``."""
+        """For the block ``b`` from step ``k0``: (truth messages per step, {step:
+        [(publisher, bytes), ...]} of the INS, {step: [...]} of the vehicle's
+        event status and of the step sensors' deliveries)."""
         vehicle = agent.vehicle
         truth = vehicle.batches.physics_truth(b.states, t_ns, vehicle.frame_prefix).messages()
-        ins_at = {}
+        ins_at, others_at = {}, {}
         for k, data in agent.status.messages(b.truth_k, b.truth_ev):
-            ins_at[k] = [(self.diagnostics_pub, data)]
+            others_at[k] = [(self.diagnostics_pub, data)]
         push_step_sensors(vehicle, k0, b.states)
         k_end = k0 + len(t_ns) - 1
         for channel in agent.step_channels:      # at their delivery step, as the recorder
             for delivery in channel.drain(k_end):
-                ins_at.setdefault(delivery.k_delivery, []).extend(
+                others_at.setdefault(delivery.k_delivery, []).extend(
                     (agent.pubs[topic], data) for topic, data in delivery.messages)
         if agent.ins_channel is None or not len(b.ins_k):
-            return truth, ins_at
+            return truth, ins_at, others_at
         tf = self.publish_tf and self.tf.dynamic is not None
         events = vehicle.events
         steps, results, _names = agent.ins_channel.faulted(b.ins_k, b.ins,
@@ -597,7 +599,7 @@ class SimNode(Node):
             pub = self.tf.dynamic if topic == TF_TOPIC else agent.pubs[topic]
             for ns, data in zip(t_ns.tolist(), encoded.messages()):
                 ins_at.setdefault(step_of[ns], []).append((pub, data))
-        return truth, ins_at
+        return truth, ins_at, others_at
 
 
 def main(args=None):

@@ -46,9 +46,9 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
-from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT
+from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT, STATE_NAMES
 from acres_sim.core.quaternion import matrix_from_quat
-from acres_sim.core.rng import pcg32_gaussian
+from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
 __all__ = ['FORE_AFT_DEG', 'GnssHeading', 'HEADING_STATES', 'HeadingParams', 'RECORD_SIZE',
            'VALUES_PER_EPOCH', 'baseline_geometry', 'heading_epochs', 'heading_params']
@@ -188,7 +188,6 @@ class GnssHeading:
         self.reset()
 
     def reset(self):
-        from acres_sim.core.rng import Pcg32
         self.rng = Pcg32(self.seed, self.sequence)
 
     def epoch_records(self, quats, fixes):
@@ -206,7 +205,6 @@ class GnssHeading:
     def row(self, record) -> dict:
         """The gnss_heading.jsonl row of one record (angles in rad and deg,
         null where there is none; see the module docstring)."""
-        from acres_sim.core.gnss.fix_state import STATE_NAMES
         r = [float(x) for x in record]
         p = self.params
         keys = (('heading', REC_HEADING), ('pitch', REC_PITCH),
