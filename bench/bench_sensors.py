@@ -10,11 +10,12 @@ route for ``--seconds``:
 * channel: the kernel plus its rows and encoded messages and the delay line
   (``StepChannel.push_block`` and ``drain``): what the drivers pay;
 
-and the whole recorder (``record``, in process, every file written) with all
-of the vehicles' equipment, and with each of the further outputs switched
-off in turn (the difference is that output's share; the machine is shared, so
-differences below ~5 % are noise).  Medians of ``--repeat`` runs after a warm
-one; microseconds of wall time per simulated second.  No assertions.
+the GNSS receiver's further outputs on the Polaris: its channel with GST and
+GPSFix against without them, and the heading's channel (model, rows,
+messages); and the whole recorder (``record``, in process, every file
+written) with the vehicle's equipment and with the spec's sensors only.
+Medians of ``--repeat`` runs after a warm one; microseconds of wall time per
+simulated second.  No assertions.
 """
 
 import argparse
@@ -25,6 +26,7 @@ import time
 import numpy as np
 
 from acres_sim.config import load_config
+from acres_sim.core.gnss.receiver import REC_FIX
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, vehicle_route
@@ -32,12 +34,9 @@ from acres_sim.record.runner import RecordRequest, record
 from acres_sim.rig import RigOptions
 
 BLOCK = 120
-# what each switch turns off (the GNSS receiver's outputs and the heading, where they exist)
-SWITCHES = {'baro': {'baro.enabled': False}, 'mag': {'mag.enabled': False},
-            'wheel_odometry': {'wheel_odometry.enabled': False},
-            'radar': {'radar.enabled': False}}
-OPTIONAL_SWITCHES = {'gnss heading': 'gnss.heading.enabled', 'GST': 'gnss.nmea.gst',
-                     'GPSFix': 'gnss.gpsfix'}
+SPEC_ONLY = {'baro.enabled': False, 'mag.enabled': False, 'wheel_odometry.enabled': False,
+             'radar.enabled': False, 'gnss.nmea.gst': False, 'gnss.gpsfix': False,
+             'gnss.heading.enabled': False}
 
 
 def _states(sim):
@@ -91,25 +90,62 @@ def main():
         per_s = 1e6 / args.seconds
         print(f'  {name:15s} kernel {median_time(kernel, args.repeat) * per_s:8.1f}   '
               f'channel {median_time(channel, args.repeat) * per_s:8.1f}')
+    gnss_outputs(args, states)
     if args.no_recorder:
         return 0
-    switches = dict(SWITCHES)
-    switches.update({name: {key: False} for name, key in OPTIONAL_SWITCHES.items()
-                     if key in config.values})
     with tempfile.TemporaryDirectory() as tmp:
         def recording(overrides):
             return lambda: record(RecordRequest(args.rig, f'{tmp}/run', RigOptions(
                 duration_s=args.seconds, overrides=overrides), progress=False))
-        everything = median_time(recording({}), args.repeat)
-        print(f'  recorder, with everything: {everything / args.seconds * 1e6:8.1f} '
-              f'({args.seconds / everything:.0f}x real time)')
-        for name, overrides in switches.items():
-            if not config[next(iter(overrides))]:
-                continue
-            without = median_time(recording(overrides), args.repeat)
-            print(f'  recorder without {name:15s} {without / args.seconds * 1e6:8.1f}  '
-                  f'-> its share {(everything - without) / args.seconds * 1e6:8.1f}')
+        for what, overrides in (('with its equipment', {}), ("the spec's sensors only", SPEC_ONLY)):
+            wall = median_time(recording(overrides), args.repeat)
+            print(f'  recorder, {what:24s} {wall / args.seconds * 1e6:8.1f} '
+                  f'({args.seconds / wall:.0f}x real time)')
     return 0
+
+
+def gnss_outputs(args, states):
+    """The GNSS receiver's further outputs on the Polaris (which has them all): GST and
+    GPSFix (the receiver's channel with them against without), and the heading's channel."""
+    from acres_sim.core.truth import T_Q
+
+
+    rig = 'polaris'
+    runs = {'with': load_config(rig=rig),
+            'without': load_config(rig=rig, overrides={'gnss.nmea.gst': False,
+                                                       'gnss.gpsfix': False})}
+    vehicle = build_vehicle(runs['with'], rig, route=vehicle_route(rig), sensors=('gnss',))
+    sim = rig_simulation([vehicle], int(args.seconds * PHYSICS_HZ))
+    blocks = []
+    while sim.step <= sim.steps:
+        k0 = sim.step
+        b = sim.advance(BLOCK)[0]
+        blocks.append((b.gnss_k.copy(), b.gnss_antenna.copy(), b.gnss.copy(),
+                       b.states[b.gnss_k - k0, T_Q:T_Q + 4].copy()))
+    print(f'  GNSS outputs ({rig}, {sum(len(k) for k, *_ in blocks)} epochs):')
+
+    def receiver_channel(config):
+        def run():
+            channel = build_vehicle(config, rig, sensors=('gnss',)).channels['gnss']
+            for k, antenna, records, _q in blocks:
+                channel.push_epochs(k, antenna, records)
+                channel.drain(int(k[-1]) if len(k) else 0)
+        return run
+    per_s = 1e6 / args.seconds
+    times = {name: median_time(receiver_channel(config), args.repeat)
+             for name, config in runs.items()}
+    theirs = (times['with'] - times['without']) * per_s
+    print(f"    receiver channel with GST and GPSFix {times['with'] * per_s:8.1f}, without "
+          f"{times['without'] * per_s:8.1f} -> theirs {theirs:8.1f}")
+    if 'gnss_heading' not in build_vehicle(runs['with'], rig, sensors=('gnss',)).channels:
+        return
+
+    def heading_channel():
+        channel = build_vehicle(runs['with'], rig, sensors=('gnss',)).channels['gnss_heading']
+        for k, _a, records, quats in blocks:
+            channel.push_epochs(k, quats, records[:, REC_FIX])
+            channel.drain(int(k[-1]) if len(k) else 0)
+    print(f'    heading channel {median_time(heading_channel, args.repeat) * per_s:8.1f}')
 
 
 if __name__ == '__main__':

@@ -29,6 +29,7 @@ confidence"):
 Plain Python (math only), a few hundred operations per call.
 """
 
+import functools
 import math
 
 __all__ = ['CONFIDENCE', 'horizontal_radius_95', 'spherical_radius_95', 'vertical_bound_95']
@@ -79,8 +80,11 @@ def _probability_inside(c, s, su):
     return outside_vertical - scaled / (math.sqrt(2.0 * math.pi) * su)
 
 
+@functools.lru_cache(maxsize=1024)
 def spherical_radius_95(se: float, sn: float, su: float) -> float:
-    """The 95 % radius of the 3-D error [m] (see the module docstring)."""
+    """The 95 % radius of the 3-D error [m] (see the module docstring).  Kept
+    for the sigmas asked last: a receiver reports the same few over and over
+    (its rows' sigmas are rounded), and a root costs some 0.1 ms."""
     s, su = _horizontal_sigma(se, sn), float(su)
     if s == 0.0 or su == 0.0:            # a degenerate error: one or two dimensions
         return horizontal_radius_95(se, sn) if su == 0.0 else vertical_bound_95(su)
