@@ -48,9 +48,13 @@ def warm_block(simulation):
 
 
 def warm_gnss(receiver):
-    """One epoch of ``receiver``, which is then reset."""
+    """One epoch of ``receiver``, which is then reset; the 95 % radii of GPSFix."""
+    from acres_sim.core.gnss.accuracy import spherical_radius_95
+
     receiver.epoch_records(np.zeros(1), np.zeros((1, 3)))
     receiver.reset()
+    spherical_radius_95(0.01, 0.01, 0.02)      # vertical sigma the larger (the integral)
+    spherical_radius_95(0.02, 0.02, 0.01)      # and the smaller (closed form)
 
 
 def warm_heading(heading):

@@ -26,11 +26,12 @@ confidence"):
   the 1-D bound of the larger sigma and 2.8 times it (above the 3-D radius of
   equal sigmas, 2.7955).
 
-Plain Python (math only), a few hundred operations per call.
+numba kernels (one GNSS epoch's root takes a few thousand operations).
 """
 
-import functools
 import math
+
+from numba import njit
 
 __all__ = ['CONFIDENCE', 'horizontal_radius_95', 'spherical_radius_95', 'vertical_bound_95']
 
@@ -57,6 +58,7 @@ def horizontal_radius_95(se: float, sn: float) -> float:
     return _R95_2D * _horizontal_sigma(se, sn)
 
 
+@njit(cache=True)
 def _probability_inside(c, s, su):
     """P(e^2 + n^2 + u^2 <= c) for horizontal sigma s and vertical su (both > 0)."""
     root = math.sqrt(c)
@@ -67,7 +69,7 @@ def _probability_inside(c, s, su):
             math.sqrt(math.pi / -k) * math.erf(math.sqrt(-k * c))
         return outside_vertical - math.exp(-c / (2.0 * s * s)) / (
             math.sqrt(2.0 * math.pi) * su) * integral
-    n = 2 * (min(_SIMPSON_MAX, _SIMPSON_INTERVALS * math.ceil(su / s)) // 2)
+    n = 2 * (min(_SIMPSON_MAX, _SIMPSON_INTERVALS * int(math.ceil(su / s))) // 2)
     h = 0.5 * math.pi / n
     total = 0.0
     for i in range(n + 1):
@@ -75,24 +77,28 @@ def _probability_inside(c, s, su):
         sin_t, cos_t = math.sin(t), math.cos(t)
         value = math.exp(-c * cos_t * cos_t / (2.0 * s * s)
                          - c * sin_t * sin_t / (2.0 * su * su)) * cos_t
-        total += (1.0 if i in (0, n) else (4.0 if i % 2 else 2.0)) * value
+        total += (1.0 if i == 0 or i == n else (4.0 if i % 2 else 2.0)) * value
     scaled = 2.0 * root * total * h / 3.0          # exp(-c / (2 s^2)) I
     return outside_vertical - scaled / (math.sqrt(2.0 * math.pi) * su)
 
 
-@functools.lru_cache(maxsize=1024)
 def spherical_radius_95(se: float, sn: float, su: float) -> float:
-    """The 95 % radius of the 3-D error [m] (see the module docstring).  Kept
-    for the sigmas asked last: a receiver reports the same few over and over
-    (its rows' sigmas are rounded), and a root costs some 0.1 ms."""
+    """The 95 % radius of the 3-D error [m] (see the module docstring)."""
     s, su = _horizontal_sigma(se, sn), float(su)
     if s == 0.0 or su == 0.0:            # a degenerate error: one or two dimensions
         return horizontal_radius_95(se, sn) if su == 0.0 else vertical_bound_95(su)
+    return _radius_95(s, su)
+
+
+@njit(cache=True)
+def _radius_95(s, su):
+    """P(r^2) = 0.95 solved for r (both sigmas > 0; see the module docstring)."""
     largest = max(s, su)
     a, b = _Z95 * largest, 2.8 * largest       # 1-D and 3-D (equal sigmas: 2.7955) bounds
     fa = _probability_inside(a * a, s, su) - CONFIDENCE
     fb = _probability_inside(b * b, s, su) - CONFIDENCE
     side = 0
+    r = a
     for _ in range(_ITERATIONS):
         r = (a * fb - b * fa) / (fb - fa)
         fr = _probability_inside(r * r, s, su) - CONFIDENCE
