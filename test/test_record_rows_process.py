@@ -140,3 +140,14 @@ def test_the_parents_files_end_on_a_whole_line_when_it_is_killed(tmp_path):
             break
         time.sleep(0.1)
     assert [r['k'] for r in rows(gnss)] == [0, 1]
+
+
+def test_the_row_writer_process_loads_no_numba():
+    """Its imports stay light (numba's LLVM alone is some 60 MB a process)."""
+    import subprocess
+    import sys
+
+    code = ('import sys, acres_sim.record.rows_process; '
+            'print(sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "llvmlite")))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == '[]'

@@ -64,7 +64,7 @@ from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ
                                     step_one, shaken_truth, truth_from_state, vibrates)
 from acres_sim.core.pursuit import pursuit_command
 from acres_sim.core.quaternion import quat_from_matrix
-from acres_sim.core.schedule import due_at
+from acres_sim.core.due import due_at
 from acres_sim.core.terrain import TerrainField
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W, TRUTH_SIZE
 from acres_sim.core.zones import Zones

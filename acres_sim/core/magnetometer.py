@@ -27,7 +27,7 @@ import numpy as np
 
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.schedule import due_at
+from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 

@@ -91,7 +91,7 @@ from numba import njit
 
 from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.schedule import due_at
+from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, point_velocity, state_axes
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.core.vehicles import VehicleParams

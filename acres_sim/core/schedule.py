@@ -50,22 +50,10 @@ from collections import deque
 import math
 from typing import Any, NamedTuple, Optional
 
-from numba import njit
-
-__all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step', 'due_at']
+__all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step']
 
 DUE_TOLERANCE_S = 1e-8    # spec: Frames and Sample Times (Due)
 
-
-@njit(cache=True)
-def due_at(due, i, period, t):
-    """The spec's Due for kernels: sensor ``i``'s next due time ``due[i]``,
-    moved on by ``period`` when ``t`` has reached it (then True); what
-    :meth:`Due.due` does, on arrays."""
-    if t + DUE_TOLERANCE_S >= due[i]:
-        due[i] += period
-        return True
-    return False
 
 
 class Due:

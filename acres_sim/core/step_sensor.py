@@ -16,7 +16,7 @@ A sensor module gives:
   previous velocity);
 * ``<name>_block(k0, states, due, period, params, rng, memory, out_k, out)``,
   the kernel: for each step k = k0 + i of ``states`` (t = k / 120) it asks
-  the spec's Due (:func:`acres_sim.core.schedule.due_at` on ``due[0]``) and,
+  the spec's Due (:func:`acres_sim.core.due.due_at` on ``due[0]``) and,
   when it answers, writes the sample into ``out[n]`` and k into ``out_k[n]``;
   it returns n.  ``params`` is a
   float64 row (:meth:`StepSensor.params_row`), ``rng`` the stream's state,

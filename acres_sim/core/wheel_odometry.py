@@ -153,7 +153,7 @@ from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.physics import ROLL_SMOOTH_SPEED
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.schedule import due_at
+from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, point_velocity, state_axes
 from acres_sim.core.truth import PHYSICS_HZ, T_W
 from acres_sim.core.vehicles import VehicleParams
