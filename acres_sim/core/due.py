@@ -12,7 +12,7 @@ from acres_sim.core.schedule import DUE_TOLERANCE_S
 __all__ = ['due_at']
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')    # inlined: the block kernel asks it four times a step
 def due_at(due, i, period, t):
     """Sensor ``i``'s next due time ``due[i]``, moved on by ``period`` when ``t``
     has reached it (then True); what :meth:`acres_sim.core.schedule.Due.due` does,

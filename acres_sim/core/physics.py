@@ -153,8 +153,8 @@ __all__ = [
     'P_AIR_DENSITY', 'P_GRAVITY', 'P_GROUND_Z', 'P_GRADE_EAST', 'P_GRADE_NORTH', 'P_RIDE',
     'P_ENGINE_ON', 'P_JITTER_ON', 'P_ROUGH_ON',
     'CMD_STOP_EPS', 'PARK_SPEED', 'CHASSIS_AHEAD', 'SETTLE_STEPS',
-    'Terrain', 'FootprintPose', 'air_density_1976', 'params_row', 'initial_state', 'place',
-    'truth_from_state',
+    'Terrain', 'FootprintPose', 'air_density_1976', 'body_axes', 'params_row', 'initial_state',
+    'place', 'truth_from_state',
     'accelerations', 'refresh_accelerations', 'advance_actuators', 'verlet_step',
     'ride_accelerations', 'refresh_ride_accelerations',
     'vibrates', 'advance_vibration', 'vibration_offset', 'shaken_truth', 'flat_field',
@@ -258,6 +258,9 @@ def _axes(qx, qy, qz, qw):
     return ((1.0 - 2.0 * (yy + zz), 2.0 * (xy + wz), 2.0 * (xz - wy)),
             (2.0 * (xy - wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz + wx)),
             (2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)))
+
+
+body_axes = _axes       # for the sensors that read the body's axes from a state's quaternion
 
 
 @njit(cache=True)

@@ -35,6 +35,7 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
+from acres_sim.core.physics import body_axes
 from acres_sim.core.rng import Pcg32
 from acres_sim.core.truth import PHYSICS_HZ, T_Q, T_V, T_W
 
@@ -45,13 +46,7 @@ __all__ = ['StepSensor', 'point_velocity', 'state_axes']
 def state_axes(row):
     """The body x, y, z axes in world coordinates (the columns of R) of the state
     row ``row`` (its quaternion at T_Q, xyzw, body FLU -> ENU): three 3-tuples."""
-    qx, qy, qz, qw = row[T_Q], row[T_Q + 1], row[T_Q + 2], row[T_Q + 3]
-    xx, yy, zz = qx * qx, qy * qy, qz * qz
-    xy, xz, yz = qx * qy, qx * qz, qy * qz
-    wx, wy, wz = qw * qx, qw * qy, qw * qz
-    return ((1.0 - 2.0 * (yy + zz), 2.0 * (xy + wz), 2.0 * (xz - wy)),
-            (2.0 * (xy - wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz + wx)),
-            (2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)))
+    return body_axes(row[T_Q], row[T_Q + 1], row[T_Q + 2], row[T_Q + 3])
 
 
 @njit(cache=True)

@@ -609,15 +609,25 @@ def _draw_page(fig, page, scene):
 # ----------------------------------------------------------------------------
 # The further sensors' panels (rows of barometer.jsonl, magnetometer.jsonl, ...)
 
-def _barometer_panel(ax, rows):
-    """The pressure altitude's error against the true altitude."""
-    ax.set_title('Barometer: pressure altitude - true altitude')
+def _further_panel(ax, rows, title, ylabel, what):
+    """A further sensor's panel over time: its title and axes; the times of its
+    ``rows``, or None (and 'no ... rows' on the panel) when there are none."""
+    ax.set_title(title)
     t, is_time = _times(rows)
     ax.set_xlabel(_time_label(is_time))
-    ax.set_ylabel('error [m]')
+    ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     if not rows:
-        _no_data(ax, 'no barometer rows')
+        _no_data(ax, f'no {what} rows')
+        return None
+    return t
+
+
+def _barometer_panel(ax, rows):
+    """The pressure altitude's error against the true altitude."""
+    t = _further_panel(ax, rows, 'Barometer: pressure altitude - true altitude', 'error [m]',
+                       'barometer')
+    if t is None:
         return
     error = (_scalar_rows(rows, 'pressure_altitude_m')
              - np.array([r['truth']['altitude_m'] for r in rows]))
@@ -628,13 +638,8 @@ def _barometer_panel(ax, rows):
 
 def _magnetometer_panel(ax, rows):
     """The measured field in body axes, with its truth (dashed)."""
-    ax.set_title('Magnetometer field (body FLU)')
-    t, is_time = _times(rows)
-    ax.set_xlabel(_time_label(is_time))
-    ax.set_ylabel('field [µT]')
-    ax.grid(True, alpha=0.3)
-    if not rows:
-        _no_data(ax, 'no magnetometer rows')
+    t = _further_panel(ax, rows, 'Magnetometer field (body FLU)', 'field [µT]', 'magnetometer')
+    if t is None:
         return
     measured = _vec_rows(rows, 'magnetic_field_flu_t') * 1e6
     truth = _vec_rows(rows, 'truth', 'magnetic_field_flu_t') * 1e6
@@ -648,13 +653,9 @@ def _magnetometer_panel(ax, rows):
 
 def _wheel_odometry_panel(ax, rows):
     """The odometry's speed error against the truth, and the wheels' slip."""
-    ax.set_title('Wheel odometry: speed - true speed, and slip')
-    t, is_time = _times(rows)
-    ax.set_xlabel(_time_label(is_time))
-    ax.set_ylabel('speed error [m/s]', color='#1f4e79')
-    ax.grid(True, alpha=0.3)
-    if not rows:
-        _no_data(ax, 'no wheel odometry rows')
+    t = _further_panel(ax, rows, 'Wheel odometry: speed - true speed, and slip',
+                       'speed error [m/s]', 'wheel odometry')
+    if t is None:
         return
     error = _scalar_rows(rows, 'speed_mps') - np.array([r['truth']['speed_mps'] for r in rows])
     tt, ee = _thin(t, error)
@@ -667,13 +668,8 @@ def _wheel_odometry_panel(ax, rows):
 
 def _radar_panel(ax, rows):
     """The radar's speed error against the truth, with its ±1σ."""
-    ax.set_title('Radar: speed - true speed, ±1σ')
-    t, is_time = _times(rows)
-    ax.set_xlabel(_time_label(is_time))
-    ax.set_ylabel('speed error [m/s]')
-    ax.grid(True, alpha=0.3)
-    if not rows:
-        _no_data(ax, 'no radar rows')
+    t = _further_panel(ax, rows, 'Radar: speed - true speed, ±1σ', 'speed error [m/s]', 'radar')
+    if t is None:
         return
     valid = np.array([bool(r['valid']) for r in rows])
     # a single beam has no sense of direction: its speed against the true one's size
