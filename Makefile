@@ -31,8 +31,8 @@ $(STAMP): requirements/ros-jazzy.txt requirements/python.txt requirements/test.t
 # tf2_msgs is not among the wheels: generate and compile it into the venv.
 # A failure is not fatal for set-up (the package then runs without TF, with one
 # warning); the stamp is only written on success, so the next make tries again.
-$(TF2): $(STAMP) tools/build_tf2_msgs.py
-	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) && touch $@ \
+$(TF2): $(STAMP) tools/build_interfaces.py
+	$(PY) tools/build_interfaces.py --prefix $(VENV) && touch $@ \
 	  || echo "warning: tf2_msgs could not be built; TF output will be skipped (make tf2_msgs retries)"
 
 # The numba kernels compiled once into their cache (again when a model's source
@@ -45,16 +45,16 @@ $(WARM): $(STAMP) $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
 	$(PY) -m acres_sim.warmup && touch $@
 
 tf2_msgs: $(STAMP)
-	$(PY) tools/build_tf2_msgs.py --prefix $(VENV)
+	$(PY) tools/build_interfaces.py --prefix $(VENV)
 
 # gps_msgs (GPSFix, GPSStatus) likewise, from acres_sim's definitions of them;
 # without it the GNSS node leaves gnss_receiver/gpsfix out, with one warning.
-$(GPS): $(STAMP) tools/build_tf2_msgs.py acres_sim/pipeline/interfaces.py
-	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) --package gps_msgs && touch $@ \
+$(GPS): $(STAMP) tools/build_interfaces.py acres_sim/pipeline/interfaces.py
+	$(PY) tools/build_interfaces.py --prefix $(VENV) --package gps_msgs && touch $@ \
 	  || echo "warning: gps_msgs could not be built; gnss_receiver/gpsfix will be skipped live (make gps_msgs retries)"
 
 gps_msgs: $(STAMP)
-	$(PY) tools/build_tf2_msgs.py --prefix $(VENV) --package gps_msgs
+	$(PY) tools/build_interfaces.py --prefix $(VENV) --package gps_msgs
 
 run: setup
 	$(VENV)/bin/acres-sim record --rig polaris --duration 120 --out runs/latest

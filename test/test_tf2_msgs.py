@@ -1,4 +1,4 @@
-"""tf2_msgs/msg/TFMessage, as built by tools/build_tf2_msgs.py, against rosbags.
+"""tf2_msgs/msg/TFMessage, as built by tools/build_interfaces.py, against rosbags.
 
 rosbags carries its own copy of the ROS 2 Jazzy message definitions and its
 own hashing and CDR code, so it is an independent reference for the type hash

@@ -8,7 +8,7 @@ constant in upstream's order, so the type hash (RIHS01: names and types of the
 fields, nested types included) and the CDR layout are upstream's and a real
 gps_msgs subscriber matches; the comments are ours.  ``rosbags`` learns them
 from this text (:func:`register`, for the recorder's bag and the message
-builders), and ``tools/build_tf2_msgs.py --package gps_msgs`` generates and
+builders), and ``tools/build_interfaces.py --package gps_msgs`` generates and
 compiles the ROS package from the same text for the live nodes.
 
 Nothing here imports anything at module level: the build tool reads it

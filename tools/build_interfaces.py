@@ -19,7 +19,7 @@ gps_msgs/msg/GPSStatus and GPSFix (their definitions are acres_sim's
 Everything is built and checked in a temporary directory first, so a failure
 leaves the prefix as it was.  Usage (run it with the prefix's own Python):
 
-    .venv/bin/python tools/build_tf2_msgs.py --prefix .venv [--package NAME] [--force]
+    .venv/bin/python tools/build_interfaces.py --prefix .venv [--package NAME] [--force]
 
 This is a developer tool, not part of the acres_sim package.
 """
@@ -118,7 +118,7 @@ PACKAGE_XML = """\
   <version>{version}</version>
   <description>
     {description}, generated and compiled into a pip-installed ROS 2 prefix by
-    acres_sim's tools/build_tf2_msgs.py.
+    acres_sim's tools/build_interfaces.py.
   </description>
   <maintainer email="acres-sim@example.org">acres_sim developers</maintainer>
   <license>BSD-3-Clause</license>
@@ -247,19 +247,19 @@ def build_package(prefix, package, force, jobs):
     start = time.monotonic()
     name = package.name
     if not force and check_package(prefix, site_packages_of(prefix), package) is None:
-        print(f'build_tf2_msgs: {name} already works in {prefix}; '
+        print(f'build_interfaces: {name} already works in {prefix}; '
               'nothing to do (--force rebuilds)')
         return 0
     try:
         with tempfile.TemporaryDirectory(prefix=f'build_{name}-') as build_dir:
             build(Layout(prefix, Path(build_dir), package), jobs)
     except BuildError as error:
-        print(f'build_tf2_msgs: {name}: FAILED at step "{error.step}": {error.detail}',
+        print(f'build_interfaces: {name}: FAILED at step "{error.step}": {error.detail}',
               file=sys.stderr)
         return 1
     elapsed = time.monotonic() - start
     types = ', '.join(type_name for type_name, _text in package.messages)
-    print(f'build_tf2_msgs: built and installed {name} ({types}) into {prefix} '
+    print(f'build_interfaces: built and installed {name} ({types}) into {prefix} '
           f'in {elapsed:.1f} s')
     return 0
 
@@ -623,7 +623,7 @@ def install(stage, prefix):
         for path in files:
             destination = prefix / path.relative_to(stage)
             destination.parent.mkdir(parents=True, exist_ok=True)
-            temporary = destination.with_name(destination.name + '.build_tf2_msgs-new')
+            temporary = destination.with_name(destination.name + '.build_interfaces-new')
             pending.append((temporary, destination))
             shutil.copy2(path, temporary)
     except OSError as error:
