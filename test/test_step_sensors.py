@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rosbags.highlevel import AnyReader
+from sensor_states import run_in_blocks
 
 from acres_sim.config import load_config
 from acres_sim.core.truth import T_P, T_Q, T_V, T_W, TRUTH_SIZE
@@ -61,12 +62,7 @@ def test_blocks_of_any_size_give_the_same_samples(name):
 
     def samples(block):
         model = build_vehicle(config, 'maxxum', sensors=(name,)).step_sensors[name]
-        steps, values = [], []
-        for k0 in range(0, len(states), block):
-            k, v = model.run_block(k0, states[k0:k0 + block])
-            steps.append(k)
-            values.append(v)
-        return np.concatenate(steps), np.concatenate(values)
+        return run_in_blocks(model, states, block)
 
     whole_k, whole = samples(len(states))
     assert len(whole_k) >= 100

@@ -35,7 +35,7 @@ from acres_sim.core.environment.atmosphere import pressure_1976, pressure_altitu
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.due import due_at
-from acres_sim.core.step_sensor import StepSensor
+from acres_sim.core.step_sensor import StepSensor, row_positions
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 
 __all__ = ['Barometer', 'BarometerParams', 'STANDARD_PRESSURE_PA', 'VALUES_PER_SAMPLE',
@@ -56,7 +56,9 @@ class BarometerParams(NamedTuple):
     lever_arm_m: np.ndarray     # the sensor from the chassis origin, body FLU [m]
 
 
-_SIGMA, _DRIFT, _TAU, _QNH, _SITE, _ARM = 2, 3, 4, 5, 6, 7
+_AT = row_positions(BarometerParams, {'lever_arm_m': 3})
+_NOISE, _SIGMA, _DRIFT, _TAU = _AT['noise'], _AT['sigma_pa'], _AT['drift_sigma'], _AT['drift_tau_s']
+_QNH, _SITE, _ARM = _AT['qnh_pa'], _AT['site_altitude_m'], _AT['lever_arm_m']
 
 # sample layout
 B_PRESSURE = 0      # p_out [Pa]
@@ -73,7 +75,7 @@ _B, _T_PREV = 0, 1
 @njit(cache=True)
 def barometer_block(k0, states, due, period, params, rng, memory, out_k, out):
     """The samples of the steps of ``states`` (see core.step_sensor)."""
-    noise = params[1] > 0.5
+    noise = params[_NOISE] > 0.5
     n = 0
     for i in range(states.shape[0]):
         k = k0 + i

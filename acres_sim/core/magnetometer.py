@@ -28,7 +28,7 @@ import numpy as np
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.due import due_at
-from acres_sim.core.step_sensor import StepSensor
+from acres_sim.core.step_sensor import StepSensor, row_positions
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 
 __all__ = ['MagnetometerParams', 'Magnetometer', 'magnetometer_block', 'VALUES_PER_SAMPLE']
@@ -51,7 +51,12 @@ class MagnetometerParams(NamedTuple):
 
 
 # positions in the kernel's parameter row (StepSensor.params_row: field order)
-_SIGMA, _SCALE, _BIAS, _HARD, _SOFT, _ARM, _B0, _GRAD, _RATE = 2, 3, 4, 7, 10, 19, 22, 25, 34
+_AT = row_positions(MagnetometerParams, {'bias_t': 3, 'hard_iron_t': 3, 'soft_iron': 9,
+                                         'lever_arm_m': 3, 'field_t': 3,
+                                         'gradient_t_per_m': 9, 'rate_t_per_s': 3})
+_NOISE, _SIGMA, _SCALE = _AT['noise'], _AT['sigma_t'], _AT['scale_factor']
+_BIAS, _HARD, _SOFT, _ARM = _AT['bias_t'], _AT['hard_iron_t'], _AT['soft_iron'], _AT['lever_arm_m']
+_B0, _GRAD, _RATE = _AT['field_t'], _AT['gradient_t_per_m'], _AT['rate_t_per_s']
 
 # sample layout: the measured field, then the true field in body axes [T]
 M_FIELD = 0
@@ -62,7 +67,7 @@ SAMPLE_SIZE = 6
 @njit(cache=True)
 def magnetometer_block(k0, states, due, period, params, rng, memory, out_k, out):
     """The samples of the steps of ``states`` (see core.step_sensor)."""
-    noise = params[1] > 0.5
+    noise = params[_NOISE] > 0.5
     sigma = params[_SIGMA]
     n = 0
     for i in range(states.shape[0]):

@@ -92,7 +92,7 @@ from numba import njit
 from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.due import due_at
-from acres_sim.core.step_sensor import StepSensor, point_velocity, state_axes
+from acres_sim.core.step_sensor import StepSensor, point_velocity, row_positions, state_axes
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.core.vehicles import VehicleParams
 
@@ -125,7 +125,7 @@ class RadarParams(NamedTuple):
     min_speed_mps: float = 0.5 / 3.6      # below: invalid, speed 0
 
 
-_FIELD = {name: i for i, name in enumerate(RadarParams._fields)}
+_FIELD = row_positions(RadarParams)
 _NOISE = _FIELD['noise']
 _AX, _AY, _AZ = _FIELD['arm_x_m'], _FIELD['arm_y_m'], _FIELD['arm_z_m']
 _CX, _CY, _CZ = _FIELD['com_x_m'], _FIELD['com_y_m'], _FIELD['com_z_m']

@@ -39,7 +39,7 @@ from acres_sim.core.physics import body_axes
 from acres_sim.core.rng import Pcg32
 from acres_sim.core.truth import PHYSICS_HZ, T_Q, T_V, T_W
 
-__all__ = ['StepSensor', 'point_velocity', 'state_axes']
+__all__ = ['StepSensor', 'point_velocity', 'row_positions', 'state_axes']
 
 
 @njit(cache=True)
@@ -60,6 +60,18 @@ def point_velocity(row, ex, ey, ez, dx, dy, dz):
     return (row[T_V] + wy * rz - wz * ry,
             row[T_V + 1] + wz * rx - wx * rz,
             row[T_V + 2] + wx * ry - wy * rx)
+
+
+def row_positions(params_type, sizes=None) -> dict:
+    """Field name -> the position of its (first) value in the kernel's row of a
+    ``params_type`` (:meth:`StepSensor.params_row`: the fields in order, a vector
+    field's ``sizes[name]`` values in a run, any other field one value)."""
+    sizes = sizes or {}
+    positions, at = {}, 0
+    for name in params_type._fields:
+        positions[name] = at
+        at += sizes.get(name, 1)
+    return positions
 
 
 class StepSensor:

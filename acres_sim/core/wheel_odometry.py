@@ -154,7 +154,7 @@ from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.physics import ROLL_SMOOTH_SPEED
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.due import due_at
-from acres_sim.core.step_sensor import StepSensor, point_velocity, state_axes
+from acres_sim.core.step_sensor import StepSensor, point_velocity, row_positions, state_axes
 from acres_sim.core.truth import PHYSICS_HZ, T_W
 from acres_sim.core.vehicles import VehicleParams
 
@@ -206,7 +206,7 @@ class WheelOdometryParams(NamedTuple):
     wheel_variance_per_m: float = 1e-5    # variance of a wheel's distance per metre rolled
 
 
-_FIELD = {name: i for i, name in enumerate(WheelOdometryParams._fields)}
+_FIELD = row_positions(WheelOdometryParams)
 _NOISE = _FIELD['noise']
 _BAX, _BAY, _BAZ = _FIELD['base_arm_x_m'], _FIELD['base_arm_y_m'], _FIELD['base_arm_z_m']
 _CX, _CY, _CZ = _FIELD['com_x_m'], _FIELD['com_y_m'], _FIELD['com_z_m']
