@@ -27,7 +27,7 @@ from scipy import integrate, optimize, stats
 from scipy.spatial.transform import Rotation
 
 from acres_sim.config import load_config
-from acres_sim.config.records import gnss_heading
+from acres_sim.pipeline.models import gnss_heading
 from acres_sim.core.gnss.accuracy import (horizontal_radius_95, spherical_radius_95,
                                           vertical_bound_95)
 from acres_sim.core.gnss.fix_state import DGPS, NO_FIX, RTK_FIXED, RTK_FLOAT, SINGLE

@@ -12,10 +12,10 @@ from acres_sim.config.validate import parse_utc
 from acres_sim.core.geo.helmert import HelmertParams
 from acres_sim.core.geo.site import SiteParams
 from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT
-from acres_sim.core.gnss.heading import GnssHeading, heading_params
+from acres_sim.core.gnss.heading import heading_params
 from acres_sim.core.rng import GNSS_HEADING, stream_seed
 
-__all__ = ['error_params', 'gnss_heading', 'gnss_settings', 'helmert_params', 'rtk_params',
+__all__ = ['error_params', 'gnss_heading_settings', 'gnss_settings', 'helmert_params', 'rtk_params',
            'site_georeference_args']
 
 _HELMERT = 'gnss.datum.helmert_itrf2014_to_nad83_2011'
@@ -102,12 +102,12 @@ def gnss_settings(config, agent_index=None):
         constellation_seed=stream_seed(config['seed'], 'gnss_constellation', agent, offset_all))
 
 
-def gnss_heading(config, agent_index=None):
-    """The dual-antenna heading (a core.gnss.heading.GnssHeading) of the
-    receiver: the baseline from ``gnss.antenna_flu_m`` to
-    ``gnss.heading.secondary_antenna_flu_m`` (both from ``mount_frame``, so their
-    difference is the body baseline), the per-state relative sigmas and its own
-    stream, GNSS_HEADING, offset per agent as the GNSS-error stream is."""
+def gnss_heading_settings(config, agent_index=None):
+    """(HeadingParams, stream seed) of the receiver's dual-antenna heading: the
+    baseline from ``gnss.antenna_flu_m`` to ``gnss.heading.secondary_antenna_flu_m``
+    (both from ``mount_frame``, so their difference is the body baseline), the
+    per-state relative sigmas, and the seed of its own stream, GNSS_HEADING,
+    offset per agent as the GNSS-error stream is."""
     agent = config['agent.index'] if agent_index is None else agent_index
     primary = config['gnss.antenna_flu_m']
     secondary = config['gnss.heading.secondary_antenna_flu_m']
@@ -115,5 +115,5 @@ def gnss_heading(config, agent_index=None):
                      config[f'gnss.heading.{name}.sigma_rel_v_m'])
               for code, name in ((RTK_FIXED, 'rtk_fixed'), (RTK_FLOAT, 'rtk_float'))}
     params = heading_params([s - p for s, p in zip(secondary, primary)], sigmas, config['noise'])
-    seed = stream_seed(config['seed'], GNSS_HEADING, agent, config['agent.offset_all_streams'])
-    return GnssHeading(params, seed, GNSS_HEADING.sequence)
+    return params, stream_seed(config['seed'], GNSS_HEADING, agent,
+                               config['agent.offset_all_streams'])

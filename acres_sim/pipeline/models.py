@@ -9,23 +9,26 @@ is already measured from the chassis origin (body FLU, m:
 :func:`acres_sim.topics.lever_arm` converts a configured mount).
 """
 
-from acres_sim.config.records import gnss_settings, site_georeference_args
+from acres_sim.config.records import (gnss_heading_settings, gnss_settings,
+                                      site_georeference_args)
 from acres_sim.config.validate import ConfigError
 from acres_sim.config.sensor_records import (barometer_params, imu_params, imu_stream,
                                              ins_params, ins_stream, magnetometer_params,
                                              radar_params, sensor_stream, wheel_odometry_params)
 from acres_sim.core.barometer import Barometer
 from acres_sim.core.geo.site import SiteGeoreference
+from acres_sim.core.gnss.heading import GnssHeading
 from acres_sim.core.gnss.receiver import GnssReceiver
 from acres_sim.core.imu import ImuModel
 from acres_sim.core.ins import InsModel
 from acres_sim.core.magnetometer import Magnetometer
+from acres_sim.core.rng import GNSS_HEADING
 from acres_sim.core.radar import RadarSpeed
 from acres_sim.core.wheel_odometry import WheelOdometry
 from acres_sim.pipeline.magnetic_field import OutsideLifeSpan, world_field
 
-__all__ = ['barometer', 'gnss_receiver', 'imu_model', 'ins_model', 'magnetometer', 'radar',
-           'site_georeference', 'wheel_odometry']
+__all__ = ['barometer', 'gnss_heading', 'gnss_receiver', 'imu_model', 'ins_model',
+           'magnetometer', 'radar', 'site_georeference', 'wheel_odometry']
 
 
 def site_georeference(config) -> SiteGeoreference:
@@ -37,6 +40,12 @@ def gnss_receiver(config, scene, site, agent_index) -> GnssReceiver:
     """The GNSS receiver in ``scene`` (a :class:`acres_sim.core.scene.Scene`)
     on ``site`` (a :class:`SiteGeoreference`)."""
     return GnssReceiver(gnss_settings(config, agent_index), scene, site)
+
+
+def gnss_heading(config, agent_index=None) -> GnssHeading:
+    """The receiver's dual-antenna heading, on its own noise stream."""
+    params, seed = gnss_heading_settings(config, agent_index)
+    return GnssHeading(params, seed, GNSS_HEADING.sequence)
 
 
 def imu_model(config, lever_arm_chassis, agent_index) -> ImuModel:

@@ -24,7 +24,6 @@ from typing import Any, Optional
 
 import numpy as np
 
-from acres_sim.config.records import gnss_heading
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.scene import default_scene
 from acres_sim.config.sensor_records import vibration_switches
@@ -38,8 +37,9 @@ from acres_sim.core.vibration import VibrationSwitches
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import MessageBatches
 from acres_sim.pipeline.channels import GnssChannel, GnssHeadingChannel, ImuChannel, InsChannel
-from acres_sim.pipeline.models import (barometer, gnss_receiver, imu_model, ins_model,
-                                       magnetometer, radar, site_georeference, wheel_odometry)
+from acres_sim.pipeline.models import (barometer, gnss_heading, gnss_receiver, imu_model,
+                                       ins_model, magnetometer, radar, site_georeference,
+                                       wheel_odometry)
 from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.timeline import Timeline
 from acres_sim.pipeline.topics import INS_TOPICS, InsTopics, lever_arm, mount_transforms, utm_to_map
