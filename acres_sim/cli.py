@@ -144,6 +144,24 @@ def _print_notice(notice):
         print(f'acres-sim: note: {notice}', file=sys.stderr)
 
 
+def cmd_evaluate(args):
+    from acres_sim.analysis.evaluate import RunError, evaluate, summary_text
+    from acres_sim.record.output import OutputError
+
+    out = Path(args.out) if args.out else Path(args.run_dir) / 'eval'
+    try:
+        summary = evaluate(args.run_dir, args.estimates or None, out, vehicle=args.vehicle,
+                           align=args.align, datum=args.datum, frame=args.frame,
+                           child_frame=args.child_frame, stale_after_s=args.stale_after,
+                           plots=not args.no_plots)
+    except (RunError, OutputError) as err:
+        raise UsageError(str(err)) from None
+    print(summary_text(summary))
+    print(f'in {out}/: ' + ' '.join(sorted(p.name for p in out.iterdir()
+                                           if not p.name.startswith('.'))))
+    return 0
+
+
 def cmd_bag_repair(args):
     from acres_sim.record.repair import RepairError, repair_bag
 
@@ -499,6 +517,42 @@ def build_parser():
     inj.add_argument('--timeout', type=float, default=10.0, metavar='S',
                      help='wait this long for the sim node\'s answer (default %(default)s)')
     inj.set_defaults(run=cmd_inject)
+
+    ev = commands.add_parser(
+        'evaluate', help='score estimates (an EKF, the INS, a receiver) against the truth of '
+                         'a recording, and the honesty of their covariances')
+    ev.add_argument('run_dir', metavar='RUN', help='a recording folder (acres-sim record)')
+    ev.add_argument('--estimate', dest='estimates', action='append', default=[],
+                    metavar='SOURCE',
+                    help='what to score (repeatable): BAG:TOPIC (nav_msgs/Odometry, '
+                         'geometry_msgs/PoseWithCovarianceStamped or PoseStamped, '
+                         'sensor_msgs/NavSatFix), BAG:tf:PARENT:CHILD, a TUM file, or ins / '
+                         'gnss (the rig\'s own); default: ins and gnss of every vehicle')
+    ev.add_argument('--out', metavar='DIR',
+                    help='where summary.json, summary.md and the pictures go (default RUN/eval; '
+                         'new, empty or an earlier evaluation)')
+    ev.add_argument('--vehicle', metavar='NAME',
+                    help="whose truth (default: found from the estimate's topic or frames)")
+    ev.add_argument('--align', choices=('auto', 'none', 'se3', 'translation'), default='auto',
+                    help='align the estimate to the truth first: se3 (rotation and '
+                         'translation, evo\'s Umeyama), translation (mean offset), none; auto '
+                         '(default): se3 for a frame the simulator does not define (odom), '
+                         'none for map and utm')
+    ev.add_argument('--datum', choices=('wgs84_g2139', 'nad83_2011', 'nad83_harn'),
+                    help='datum of UTM or latitude/longitude estimates (default: as the rig '
+                         'gives its own topics; the INS\'s for a utm frame, the receiver\'s '
+                         'for a NavSatFix)')
+    ev.add_argument('--frame', metavar='FRAME',
+                    help='the frame the estimate is in, where the source does not say (a TUM '
+                         'file: map)')
+    ev.add_argument('--child-frame', metavar='FRAME',
+                    help='the point the estimate claims, where the source does not say '
+                         '(default base_footprint; an Odometry names its child frame)')
+    ev.add_argument('--stale-after', type=float, metavar='S',
+                    help='an estimate older than S is not available (default: three of its '
+                         'sample intervals)')
+    ev.add_argument('--no-plots', action='store_true', help='no pictures')
+    ev.set_defaults(run=cmd_evaluate)
 
     bag = commands.add_parser('bag', help='work on a recorded bag')
     bag_commands = bag.add_subparsers(dest='bag_command', metavar='ACTION', required=True)

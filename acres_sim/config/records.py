@@ -5,6 +5,7 @@ The core never reads key names; this module maps keys to the plain records
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -13,10 +14,12 @@ from acres_sim.core.geo.helmert import HelmertParams
 from acres_sim.core.geo.site import SiteParams
 from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT
 from acres_sim.core.gnss.heading import heading_params
+from acres_sim.core.gnss.receiver import OUTPUT_FRAMES
+from acres_sim.core.ins import FIX_FRAMES
 from acres_sim.core.rng import GNSS_HEADING, stream_seed
 
-__all__ = ['error_params', 'gnss_heading_settings', 'gnss_settings', 'helmert_params', 'rtk_params',
-           'site_georeference_args']
+__all__ = ['OutputFrames', 'error_params', 'gnss_heading_settings', 'gnss_settings',
+           'helmert_params', 'output_frames', 'rtk_params', 'site_georeference_args']
 
 _HELMERT = 'gnss.datum.helmert_itrf2014_to_nad83_2011'
 
@@ -117,3 +120,18 @@ def gnss_heading_settings(config, agent_index=None):
     params = heading_params([s - p for s, p in zip(secondary, primary)], sigmas, config['noise'])
     return params, stream_seed(config['seed'], GNSS_HEADING, agent,
                                config['agent.offset_all_streams'])
+
+
+class OutputFrames(NamedTuple):
+    """The datums of a vehicle's outputs, as the site names its frames."""
+
+    ins_fix: str           # the INS's fix and UTM odometry (ins.frame)
+    gnss_fix: str          # the GNSS receiver's fix (gnss.datum.output_frame)
+    utm_zone: int          # the zone of the INS's UTM odometry
+
+
+def output_frames(config) -> OutputFrames:
+    """In which datum each output of the vehicle of ``config`` is given."""
+    return OutputFrames(FIX_FRAMES[config['ins.frame']],
+                        OUTPUT_FRAMES[config['gnss.datum.output_frame']],
+                        int(config['ins.utm_zone']))

@@ -69,10 +69,13 @@ def _files_under(folder: Path):
 
 class OutputFolder:
     """``out`` for one recording; see the module docstring.  Use :meth:`open`
-    first, :meth:`close` at the end (the lock is then released)."""
+    first, :meth:`close` at the end (the lock is then released).  ``kind`` and
+    ``command`` name what is written and by whom in the messages (an
+    evaluation, a sweep keep their folders by the same rules)."""
 
-    def __init__(self, out):
+    def __init__(self, out, kind='recording', command='acres-sim record'):
         self.out = Path(out)
+        self.kind, self.command = kind, command
         self.previous = []       # files of the previous recording, relative paths
         self.new = []            # files the new recording may write
         self._moved = []         # files of the previous recording moved aside so far
@@ -129,7 +132,7 @@ class OutputFolder:
         previous = self._recorded()
         if previous is None:
             if any(entry.name not in _OWN for entry in os.scandir(self.out)):
-                raise OutputError(f'{self.out} is not empty and not an acres_sim recording; '
+                raise OutputError(f'{self.out} is not empty and not an acres_sim {self.kind}; '
                                   'give --out a new or empty folder')
             return []
         ours = set(previous)
@@ -138,8 +141,8 @@ class OutputFolder:
             | {f'{ASIDE}/{f}' for f in _files_under(self.out / ASIDE)}
         clash = sorted(f for f in places - ours if os.path.lexists(self.out / f))
         if clash:
-            raise OutputError(f'{self.out / clash[0]} is not a file of the recording there; '
-                              'move it away or give --out another folder')
+            raise OutputError(f'{self.out / clash[0]} is not a file of the {self.kind} '
+                              'there; move it away or give --out another folder')
         return sorted(previous)
 
     def _lock(self):
@@ -151,8 +154,8 @@ class OutputFolder:
             holder = os.read(fd, 64).decode('ascii', 'replace').strip() or '?'
             os.close(fd)
             if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise OutputError(f'{self.out} is being recorded into by another acres-sim '
-                                  f'record (pid {holder}); wait for it or give --out '
+                raise OutputError(f'{self.out} is being written by another {self.command} '
+                                  f'(pid {holder}); wait for it or give --out '
                                   'another folder') from None
             raise OutputError(f'cannot lock {path}: {err.strerror}') from None
         if _busy(self.out / WRITERS_LOCK):

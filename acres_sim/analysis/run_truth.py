@@ -1,0 +1,227 @@
+"""A recording's ground truth, read back for scoring: per vehicle the pose of
+the chassis over time, the points of its frames, the GNSS fix state over time
+and the windows of its events.
+
+A recording (``acres-sim record``) writes the truth of the chassis origin at
+the INS rate into ``truth.jsonl`` (grid ENU, which is ROS's ``map``) and its
+whole configuration into ``episode.json``.  The point of any frame of the
+vehicle (``base_footprint``, the antenna, the INS point, the IMU, ...) is the
+chassis origin plus the frame's lever arm turned into the world,
+p_X = p + R r_X, with r_X from the same mounts the rig's ``/tf_static``
+publishes (:func:`acres_sim.pipeline.topics.mount_transforms`), so an estimate
+is held to the truth of the point it claims to be.  Between two truth
+samples the pose is interpolated (evo: linear in position, slerp in
+orientation; 10 ms apart, the interpolation is good to micrometres).
+
+Times are the run's: t = k / 120 from the start, ``gnss.datum.start_utc``,
+which is ROS time ``t0_ns`` in the bag and on the live rig's ``/clock``.
+"""
+
+from dataclasses import dataclass, field
+import json
+from pathlib import Path
+
+from evo.core.trajectory import PoseTrajectory3D
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from acres_sim.core.frames import chassis_in_base_footprint
+from acres_sim.core.vehicles import VehicleParams
+from acres_sim.files import read_regular
+from acres_sim.pipeline.models import site_georeference
+from acres_sim.pipeline.timeline import Timeline
+from acres_sim.pipeline.topics import (BASE_FRAME, CHASSIS_FRAME, INS_TOPICS, GNSS_TOPICS,
+                                       mount_transforms)
+from acres_sim.config.records import output_frames, site_georeference_args
+
+try:                                   # several times faster than json on the rows
+    from orjson import loads as _loads
+except ImportError:                    # pragma: no cover - orjson is in the requirements
+    from json import loads as _loads
+
+__all__ = ['RunError', 'RunTruth', 'VehicleTruth', 'load_run', 'read_rows']
+
+
+class RunError(Exception):
+    """The run folder cannot be evaluated (one line for the user)."""
+
+
+@dataclass
+class VehicleTruth:
+    """One vehicle of a run: its truth and what is known of its frames."""
+
+    name: str
+    model: str
+    folder: Path
+    namespace: str
+    frame_prefix: str
+    config: dict
+    params: VehicleParams
+    chassis: PoseTrajectory3D            # chassis origin, grid ENU (map), run time [s]
+    arms: dict                           # frame name (prefixed) -> lever arm from the chassis
+    fix_times: np.ndarray                # GNSS sample times [s] and their fix states
+    fix_states: list
+    topics: dict = field(default_factory=dict)   # topic -> what it is ('ins', 'gnss')
+
+    @property
+    def frames(self):
+        """The datums of its outputs (config.records.OutputFrames)."""
+        return output_frames(self.config)
+
+    def arm(self, frame):
+        """The lever arm from the chassis origin of ``frame`` (prefixed or not)."""
+        name = frame.lstrip('/')
+        if name in self.arms:
+            return self.arms[name]
+        if self.frame_prefix and self.frame_prefix + name in self.arms:
+            return self.arms[self.frame_prefix + name]
+        raise RunError(f"frame '{frame}' is not a frame of vehicle {self.name}; its frames: "
+                       + ', '.join(sorted(self.arms)))
+
+    def pose_at(self, frame, times):
+        """(positions N x 3 in grid ENU, orientations N x 4 wxyz) of ``frame`` at
+        run times ``times``; times outside the truth are clamped (callers keep
+        to :meth:`covers`)."""
+        chassis = self.chassis.interpolate(np.asarray(times, dtype=float))
+        wxyz = chassis.orientations_quat_wxyz
+        turned = Rotation.from_quat(wxyz, scalar_first=True).apply(self.arm(frame))
+        return chassis.positions_xyz + turned, wxyz
+
+    def covers(self, times):
+        """Which of ``times`` lie within the truth."""
+        times = np.asarray(times, dtype=float)
+        return (times >= self.chassis.timestamps[0]) & (times <= self.chassis.timestamps[-1])
+
+    def fix_state_at(self, times):
+        """The GNSS fix state of the latest epoch sampled at or before each of
+        ``times`` ('no_fix' before the first; None when the vehicle has no GNSS)."""
+        if not len(self.fix_times):
+            return [None] * len(times)
+        index = np.searchsorted(self.fix_times, np.asarray(times, dtype=float), side='right') - 1
+        return ['no_fix' if i < 0 else self.fix_states[i] for i in index]
+
+
+@dataclass
+class RunTruth:
+    """A recording folder read back: its vehicles, site, timeline and events."""
+
+    folder: Path
+    episode: dict
+    vehicles: list                       # VehicleTruth
+    site: object                         # core.geo.site.SiteGeoreference
+    timeline: Timeline
+    duration_s: float
+    events: list                         # dicts: vehicle, name, type, start_s, end_s
+
+    def vehicle(self, name):
+        for vehicle in self.vehicles:
+            if vehicle.name == name:
+                return vehicle
+        raise RunError(f"no vehicle '{name}' in {self.folder}; its vehicles: "
+                       + ', '.join(v.name for v in self.vehicles))
+
+    def run_time(self, stamp_ns):
+        """Run time [s] of ROS stamps [ns] (numpy)."""
+        return (np.asarray(stamp_ns, dtype=np.int64) - self.timeline.t0_ns) * 1e-9
+
+
+def _read_json(path):
+    try:
+        return json.loads(read_regular(path))
+    except FileNotFoundError:
+        raise RunError(f'{path} is missing: give the folder of an acres-sim recording') from None
+    except (OSError, ValueError) as err:
+        raise RunError(f'{path} cannot be read: {err}') from None
+
+
+def read_rows(path):
+    """The rows of a jsonl file of the run ([] when it is missing)."""
+    try:
+        text = read_regular(path)
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise RunError(f'{path} cannot be read: {err.strerror or err}') from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(_loads(line))
+            except ValueError:
+                raise RunError(f'{path}:{number}: not a JSON row') from None
+    return rows
+
+
+def _chassis(rows, path):
+    if len(rows) < 2:
+        raise RunError(f'{path} holds fewer than two rows of truth')
+    times = np.array([row['time_s'] for row in rows])
+    xyz = np.array([row['chassis']['position_enu_m'] for row in rows])
+    xyzw = np.array([row['chassis']['orientation_enu_xyzw'] for row in rows])
+    return PoseTrajectory3D(xyz, xyzw[:, [3, 0, 1, 2]], times)
+
+
+def _arms(config, params, model, prefix):
+    """Every frame of the vehicle -> its lever arm from the chassis origin."""
+    chassis = chassis_in_base_footprint(params.wheelbase_m, params.cog_height_m)
+    arms = {prefix + BASE_FRAME: -chassis, prefix + CHASSIS_FRAME: np.zeros(3)}
+    for _parent, child, translation, _rotation in mount_transforms(config, params, model,
+                                                                  prefix):
+        arms[child] = np.asarray(translation) - chassis
+    return arms
+
+
+def _topics(model, namespace):
+    ns = '/' + namespace.strip('/') + '/' if namespace.strip('/') else '/'
+    ins = INS_TOPICS[model]
+    return {ns + ins.odom: 'ins', ns + ins.fix: 'ins', ns + ins.truth: 'truth',
+            ns + GNSS_TOPICS['fix']: 'gnss'}
+
+
+def _vehicle(folder, entry, top_config):
+    config = entry.get('config') or top_config
+    sub = folder / entry.get('folder', '.')
+    try:
+        params = VehicleParams(**entry['vehicle'])
+    except (KeyError, TypeError):
+        raise RunError(f'{folder / "episode.json"}: vehicle {entry.get("name")} has no '
+                       'vehicle parameters (a recording of an older acres_sim?)') from None
+    gnss = read_rows(sub / 'gnss.jsonl')
+    return VehicleTruth(
+        name=entry['name'], model=entry['model'], folder=sub,
+        namespace=entry.get('namespace', ''), frame_prefix=entry.get('frame_prefix', ''),
+        config=config, params=params, chassis=_chassis(read_rows(sub / 'truth.jsonl'),
+                                                       sub / 'truth.jsonl'),
+        arms=_arms(config, params, entry['model'], entry.get('frame_prefix', '')),
+        fix_times=np.array([row['sample_time_s'] for row in gnss]),
+        fix_states=[row['fix_type'] for row in gnss],
+        topics=_topics(entry['model'], entry.get('namespace', '')))
+
+
+def _events(episode):
+    """Every window in which an event of the run was active (the vehicle's
+    ``active_s`` intervals in episode.json: timed, zone and injected events
+    alike): vehicle, name, type, start and end [s]."""
+    return [{'vehicle': entry['name'], 'name': event.get('name') or event.get('type'),
+             'type': event.get('type'), 'start_s': float(start), 'end_s': float(end)}
+            for entry in episode.get('vehicles', [])
+            for event in entry.get('events') or []
+            for start, end in event.get('active_s') or []]
+
+
+def load_run(folder) -> RunTruth:
+    """Read the recording in ``folder`` (RunError: one line when it is not one)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise RunError(f'{folder} is not a folder: give the folder of an acres-sim recording')
+    episode = _read_json(folder / 'episode.json')
+    if not str(episode.get('software', '')).startswith('acres_sim') or 'vehicles' not in episode:
+        raise RunError(f'{folder / "episode.json"} is not the episode of an acres-sim recording')
+    top = episode.get('config') or episode['vehicles'][0].get('config')
+    vehicles = [_vehicle(folder, entry, top) for entry in episode['vehicles']]
+    site = site_georeference(vehicles[0].config)
+    _params, start_utc = site_georeference_args(vehicles[0].config)
+    return RunTruth(folder=folder, episode=episode, vehicles=vehicles, site=site,
+                    timeline=Timeline.starting_at(start_utc),
+                    duration_s=float(episode.get('simulated_s') or episode['duration_s']),
+                    events=_events(episode))

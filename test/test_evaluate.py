@@ -1,0 +1,368 @@
+"""acres-sim evaluate: estimates scored against a recording's truth.
+
+References: the INS kernel's own truth of its point (ins.jsonl), against which
+synthetic estimates are built with known errors; the INS model's configured
+sigmas (the spec's values); the shares of a Gaussian within 1/2/3 sigma
+(68.27 / 95.45 / 99.73 %); the rig's own topics read from its bag against the
+same values in its rows.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from rosbags.rosbag2 import StoragePlugin, Writer
+from scipy.spatial.transform import Rotation
+
+from acres_sim.analysis.consistency import consistency, effective_samples
+from acres_sim.analysis.evaluate import RunError, evaluate, summary_text, table_row
+from acres_sim.cli import main
+from acres_sim.pipeline.messages import TYPESTORE
+from acres_sim.record.runner import RecordRequest, record
+from acres_sim.rig import RigOptions
+
+T = TYPESTORE.types
+
+
+@pytest.fixture(scope='module')
+def polaris(tmp_path_factory):
+    """240 s of the default Polaris (its GNSS has no fix in the garage at first)."""
+    out = tmp_path_factory.mktemp('eval') / 'polaris'
+    record(RecordRequest('polaris', out, RigOptions(duration_s=240.0), progress=False))
+    return out
+
+
+@pytest.fixture(scope='module')
+def white(tmp_path_factory):
+    """300 s of the Polaris INS alone, its position errors correlated over 0.05 s
+    instead of 30 s: some 6000 independent samples, so sample statistics
+    within a few percent of the model's."""
+    out = tmp_path_factory.mktemp('eval') / 'white'
+    overrides = {'ins.position_tau_s': 0.05, 'gnss.enabled': False, 'imu.enabled': False}
+    record(RecordRequest('polaris', out, RigOptions(duration_s=300.0, overrides=overrides),
+                         progress=False))
+    return out
+
+
+@pytest.fixture(scope='module')
+def outage(tmp_path_factory):
+    """The rtk_outage scenario: the Maxxum loses its corrections from 120 to 210 s."""
+    out = tmp_path_factory.mktemp('eval') / 'outage'
+    record(RecordRequest('rtk_outage', out, RigOptions(duration_s=240.0), progress=False))
+    return out
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _ins_truth(run):
+    """The INS kernel's truth of its point (base_footprint on the Polaris)."""
+    rows = _rows(run / 'ins.jsonl')
+    t = np.array([r['sample_time_s'] for r in rows])
+    xyz = np.array([r['truth']['position_enu_m'] for r in rows])
+    xyzw = np.array([r['truth']['orientation_enu_xyzw'] for r in rows])
+    return t, xyz, xyzw, rows
+
+
+def _t0_ns(run):
+    from acres_sim.pipeline.timeline import ns_since_epoch
+    from acres_sim.config.validate import parse_utc
+    episode = json.loads((run / 'episode.json').read_text())
+    return ns_since_epoch(parse_utc(episode['vehicles'][0]['config']['gnss.datum.start_utc']))
+
+
+def write_odometry(bag, run, t, xyz, xyzw, variances, frame='map', child='base_footprint',
+                   topic='/odometry/filtered', every=5):
+    """A bag of nav_msgs/Odometry at run times ``t`` (a user's filter output),
+    of ``every`` n-th sample (20 Hz of the INS's 100)."""
+    t, xyz, xyzw, variances = (np.asarray(a)[::every] for a in (t, xyz, xyzw, variances))
+    t0 = _t0_ns(run)
+    header, time = T['std_msgs/msg/Header'], T['builtin_interfaces/msg/Time']
+    g = 'geometry_msgs/msg/'
+    with Writer(bag, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
+        conn = writer.add_connection(topic, 'nav_msgs/msg/Odometry', typestore=TYPESTORE)
+        for k in range(len(t)):
+            ns = t0 + int(round(t[k] * 1e9))
+            cov = np.zeros(36)
+            cov[[0, 7, 14, 21, 28, 35]] = variances[k]
+            msg = T['nav_msgs/msg/Odometry'](
+                header=header(stamp=time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=frame),
+                child_frame_id=child,
+                pose=T[g + 'PoseWithCovariance'](pose=T[g + 'Pose'](
+                    position=T[g + 'Point'](x=xyz[k, 0], y=xyz[k, 1], z=xyz[k, 2]),
+                    orientation=T[g + 'Quaternion'](x=xyzw[k, 0], y=xyzw[k, 1], z=xyzw[k, 2],
+                                                    w=xyzw[k, 3])), covariance=cov),
+                twist=T[g + 'TwistWithCovariance'](twist=T[g + 'Twist'](
+                    linear=T[g + 'Vector3'](x=0.0, y=0.0, z=0.0),
+                    angular=T[g + 'Vector3'](x=0.0, y=0.0, z=0.0)), covariance=np.zeros(36)))
+            writer.write(conn, ns, TYPESTORE.serialize_cdr(msg, 'nav_msgs/msg/Odometry'))
+    return f'{bag}:{topic}'
+
+
+def _only(summary):
+    (estimate,) = summary['estimates']
+    return estimate
+
+
+# -- the rig's own INS: the model's statistics -------------------------------------
+
+def test_the_ins_scores_its_own_model(polaris):
+    """Its errors are the rows' own (position minus the kernel's truth of the
+    point), and their size is the configured model's: horizontal RMSE
+    sqrt(2 (sigma_p^2 + sigma_pw^2)) = 1.48 cm, 3-D NEES about 3."""
+    e = _only(evaluate(polaris, ['ins']))
+    _t, truth, _q, rows = _ins_truth(polaris)
+    errors = np.array([r['position_enu_m'] for r in rows]) - truth
+    horizontal = np.hypot(errors[:, 0], errors[:, 1])
+    assert e['position']['horizontal']['rmse'] == pytest.approx(
+        math.sqrt(np.mean(horizontal ** 2)), abs=1e-9)
+    assert e['position']['vertical']['rmse'] == pytest.approx(
+        math.sqrt(np.mean(errors[:, 2] ** 2)), abs=1e-9)
+    expected = math.sqrt(2 * (0.01 ** 2 + 0.003 ** 2))          # sensors_polaris.yaml
+    assert expected == pytest.approx(0.01476, abs=1e-5)
+    # 240 s of errors correlated over 30 s: the sample RMSE scatters by ~10 %
+    assert e['position']['horizontal']['rmse'] == pytest.approx(expected, rel=0.3)
+    c = e['consistency']['position_3d']
+    assert c['nees_mean'] == pytest.approx(2.95, rel=0.45)      # 2 + 2.34/2.45 (up: 1.5 sigma)
+    assert c['verdict'] == 'consistent' and e['flags'] == []
+    assert e['availability']['share'] == pytest.approx(1.0, abs=1e-3)
+    assert e['attitude']['heading_deg']['rmse'] == pytest.approx(0.1, rel=0.5)
+
+
+def test_the_ins_statistics_are_the_models(white):
+    """With nearly white errors the sample statistics are tight: horizontal
+    RMSE sqrt(2 (sigma_p^2 + sigma_pw^2)), ANEES (3-D) 2 + (2.25 sigma_p^2 +
+    sigma_pw^2) / (2.25 (sigma_p^2 + sigma_pw^2)) (the covariance gives the up
+    axis 2.25 times the whole variance, the model 1.5 sigma_p only), the
+    horizontal ANEES 2, the shares within 1/2/3 sigma a Gaussian's."""
+    e = _only(evaluate(white, ['ins']))
+    sp, sw = 0.01, 0.003
+    assert e['position']['horizontal']['rmse'] == pytest.approx(
+        math.sqrt(2 * (sp ** 2 + sw ** 2)), rel=0.03)
+    up = (2.25 * sp ** 2 + sw ** 2) / (2.25 * (sp ** 2 + sw ** 2))
+    c = e['consistency']
+    assert c['position_3d']['nees_mean'] == pytest.approx(2.0 + up, rel=0.03)
+    assert c['horizontal']['nees_mean'] == pytest.approx(2.0, rel=0.03)
+    assert c['horizontal']['effective_samples'] > 3000
+    # 2-D: P(d <= k) = 1 - exp(-k^2 / 2)
+    for k in (1, 2, 3):
+        assert c['horizontal']['within'][f'{k}sigma'] == pytest.approx(
+            1 - math.exp(-k * k / 2), abs=0.02)
+    assert all(v['verdict'] == 'consistent' for v in c.values())
+
+
+def test_the_bag_topics_give_the_rows_values(polaris):
+    """vehicle/odom (UTM, NAD83(2011)) and oxts/fix (latitude/longitude) from the
+    bag, brought into map through the datum chain, score as the rows do."""
+    bag = polaris / 'bag'
+    s = evaluate(polaris, ['ins', f'{bag}:/vehicle/odom', f'{bag}:/oxts/fix',
+                           f'{bag}:tf:utm:base_footprint'])
+    ins, odom, fix, tf = s['estimates']
+    assert odom['point'] == 'base_footprint' and fix['point'] == 'navsat_link'
+    assert odom['datum'] == fix['datum'] == 'nad83_2011'
+    for other in (odom, fix, tf):
+        assert other['position']['horizontal']['rmse'] == pytest.approx(
+            ins['position']['horizontal']['rmse'], abs=2e-5)
+        assert other['position']['vertical']['rmse'] == pytest.approx(
+            ins['position']['vertical']['rmse'], abs=2e-5)
+    assert odom['attitude']['heading_deg']['rmse'] == pytest.approx(
+        ins['attitude']['heading_deg']['rmse'], abs=1e-4)
+    assert odom['consistency']['heading']['nees_mean'] == pytest.approx(
+        ins['consistency']['heading']['nees_mean'], rel=1e-3)
+    assert tf['consistency'] is None
+
+
+def test_gnss_is_scored_at_its_antenna_per_fix_state(polaris):
+    s = evaluate(polaris, ['gnss', f'{polaris / "bag"}:/gnss_receiver/fix'])
+    rows, fix = s['estimates']
+    assert rows['point'] == 'gnss_antenna'
+    assert fix['position']['horizontal']['rmse'] == pytest.approx(
+        rows['position']['horizontal']['rmse'], rel=1e-4)
+    states = rows['by_fix_state']
+    assert states['rtk_fixed']['horizontal_rmse_m'] < 0.05
+    # no fix in the garage at the start: not available then
+    first = min(r['sample_time_s'] for r in _rows(polaris / 'gnss.jsonl')
+                if r.get('position_enu_m') is not None)
+    assert rows['availability']['first_s'] == pytest.approx(first)
+    assert rows['availability']['share'] < 1.0 - first / 240.0 + 0.01
+
+
+# -- synthetic estimates with known errors ----------------------------------------
+
+def _ins_variances(rows):
+    return np.array([r['odom']['covariance'] for r in rows])
+
+
+def test_a_known_offset_and_heading_error_are_measured(polaris, tmp_path):
+    t, xyz, xyzw, rows = _ins_truth(polaris)
+    offset = np.array([0.30, -0.40, 0.10])
+    turned = (Rotation.from_euler('z', 2.0, degrees=True)
+              * Rotation.from_quat(xyzw)).as_quat()
+    est = write_odometry(tmp_path / 'b', polaris, t, xyz + offset, turned,
+                         _ins_variances(rows))
+    e = _only(evaluate(polaris, [est]))
+    axes = e['position']['axes']
+    assert [axes[a]['mean'] for a in ('east', 'north', 'up')] == pytest.approx(offset,
+                                                                               abs=1e-6)
+    assert e['position']['horizontal']['rmse'] == pytest.approx(0.5, abs=1e-6)
+    assert e['attitude']['heading_deg']['mean'] == pytest.approx(2.0, abs=1e-6)
+    # the INS's covariance is 1 cm: that offset is a bias, the covariance overconfident
+    assert any('biased in east' in f for f in e['flags'])
+    assert any('biased in north' in f for f in e['flags'])
+    assert e['consistency']['position_3d']['verdict'] == 'overconfident'
+    assert e['consistency']['heading']['verdict'] == 'overconfident'
+
+
+@pytest.mark.parametrize('scale, verdict', [(1.0, 'consistent'), (0.01, 'overconfident'),
+                                            (100.0, 'conservative')])
+def test_an_over_or_under_confident_covariance_is_flagged(polaris, tmp_path, scale, verdict):
+    """The INS's own values with its covariance as reported, a hundred times
+    too small, a hundred times too large."""
+    _t, _xyz, _q, rows = _ins_truth(polaris)
+    t = np.array([r['sample_time_s'] for r in rows])
+    xyz = np.array([r['position_enu_m'] for r in rows])
+    xyzw = np.array([r['imu']['orientation_enu_xyzw'] for r in rows])
+    est = write_odometry(tmp_path / 'b', polaris, t, xyz, xyzw, _ins_variances(rows) * scale)
+    e = _only(evaluate(polaris, [est]))
+    assert e['consistency']['position_3d']['verdict'] == verdict
+    assert e['consistency']['heading']['verdict'] == verdict
+    assert (e['flags'] == []) == (verdict == 'consistent')
+
+
+def test_an_odom_frame_is_aligned(polaris, tmp_path):
+    """An estimate in an odom frame turned 30 deg and shifted: aligned (se3)
+    by default it scores as the INS (a little better: the alignment takes out
+    the run's mean error too); unaligned it is metres off."""
+    _t, _xyz, _q, rows = _ins_truth(polaris)
+    t = np.array([r['sample_time_s'] for r in rows])
+    xyz = np.array([r['position_enu_m'] for r in rows])
+    xyzw = np.array([r['imu']['orientation_enu_xyzw'] for r in rows])
+    turn = Rotation.from_euler('z', 30.0, degrees=True)
+    odom_xyz = turn.apply(xyz) + [100.0, -50.0, 3.0]
+    odom_q = (turn * Rotation.from_quat(xyzw)).as_quat()
+    est = write_odometry(tmp_path / 'b', polaris, t, odom_xyz, odom_q, _ins_variances(rows),
+                         frame='odom')
+    ins = _only(evaluate(polaris, ['ins']))
+    e = _only(evaluate(polaris, [est]))
+    assert e['alignment']['method'] == 'se3'
+    assert e['alignment']['rotation_deg'] == pytest.approx(30.0, abs=0.01)
+    assert 0.5 * ins['position']['horizontal']['rmse'] < e['position']['horizontal']['rmse'] \
+        <= ins['position']['horizontal']['rmse'] + 1e-9
+    raw = _only(evaluate(polaris, [est], align='none'))
+    assert raw['position']['horizontal']['rmse'] > 50.0
+
+
+def test_a_tum_file_in_ros_time_or_run_time(polaris, tmp_path):
+    t, xyz, xyzw, _rows_ = _ins_truth(polaris)
+    shifted = xyz + [0.0, 0.2, 0.0]
+    for name, stamps in (('run.tum', t), ('ros.tum', t + _t0_ns(polaris) * 1e-9)):
+        path = tmp_path / name
+        np.savetxt(path, np.column_stack([stamps, shifted, xyzw]), fmt='%.9f')
+        e = _only(evaluate(polaris, [str(path)]))
+        # ROS times in a text file keep about 0.1 us: the truth moves < 1 um in it
+        assert e['position']['axes']['north']['mean'] == pytest.approx(0.2, abs=1e-5)
+        assert e['position']['axes']['east']['rmse'] == pytest.approx(0.0, abs=1e-5)
+
+
+# -- fix states and events ----------------------------------------------------------
+
+def test_a_correction_outage_window(outage):
+    s = evaluate(outage, ['gnss', 'ins'])
+    gnss, ins = s['estimates']
+    (window,) = gnss['events']
+    assert (window['name'], window['start_s'], window['end_s']) == ('radio_loss', 120.0, 210.0)
+    assert window['during']['samples'] == 900                 # 10 Hz for 90 s
+    assert window['after']['samples'] == 300                  # its 60 s after, to the end
+    fixed = gnss['by_fix_state']['rtk_fixed']['horizontal_rmse_m']
+    assert window['during']['horizontal_rmse_m'] > 10 * fixed
+    # the INS of the spec does not follow the receiver: the same centimetres
+    assert ins['events'][0]['during']['horizontal_rmse_m'] < 0.05
+    row = table_row(s)
+    assert row['gnss.rtk_fixed.horizontal_rmse_m'] == pytest.approx(fixed)
+
+
+# -- consistency maths --------------------------------------------------------------
+
+def test_consistency_of_honest_gaussian_errors():
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal(200_000) ** 2             # 1-D NEES of honest errors
+    c = consistency(values, 1)
+    assert c['nees_mean'] == pytest.approx(1.0, abs=0.01)
+    for k, share in (('1sigma', 0.6827), ('2sigma', 0.9545), ('3sigma', 0.9973)):
+        assert c['within'][k] == pytest.approx(share, abs=0.003)
+        assert c['expected_within'][k] == pytest.approx(share, abs=1e-4)
+    assert c['verdict'] == 'consistent'
+    assert consistency(values * 3.0, 1)['verdict'] == 'overconfident'
+    assert consistency(values / 3.0, 1)['verdict'] == 'conservative'
+
+
+def test_effective_samples_of_an_ar1_series():
+    """AR(1) with coefficient a: N (1 - a) / (1 + a) independent samples."""
+    rng = np.random.default_rng(9)
+    a, n = 0.9, 400_000
+    x = np.empty(n)
+    x[0] = 0.0
+    noise = rng.standard_normal(n)
+    for i in range(1, n):
+        x[i] = a * x[i - 1] + noise[i]
+    assert effective_samples(x) == pytest.approx(n * (1 - a) / (1 + a), rel=0.15)
+    assert effective_samples(noise) == pytest.approx(n, rel=0.05)
+
+
+# -- the command ---------------------------------------------------------------------
+
+def test_the_command_writes_its_folder_and_keeps_others(polaris, tmp_path, capsys):
+    out = tmp_path / 'eval'
+    assert main(['evaluate', str(polaris), '--out', str(out)]) == 0
+    text = capsys.readouterr().out
+    assert 'ins (' in text and 'gnss (' in text and 'horizontal RMSE' in text
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith('.')) == \
+        ['gnss.png', 'ins.png', 'summary.json', 'summary.md']
+    summary = json.loads((out / 'summary.json').read_text())
+    assert [e['name'] for e in summary['estimates']] == ['ins', 'gnss']
+    assert '| horizontal |' in (out / 'summary.md').read_text()
+    mine = out / 'notes.txt'
+    mine.write_text('mine')
+    assert main(['evaluate', str(polaris), '--out', str(out), '--estimate', 'ins',
+                 '--no-plots']) == 0
+    assert mine.read_text() == 'mine'
+    assert not (out / 'gnss.png').exists()            # the earlier evaluation's, replaced
+    foreign = tmp_path / 'foreign'
+    foreign.mkdir()
+    (foreign / 'data.csv').write_text('1,2')
+    assert main(['evaluate', str(polaris), '--out', str(foreign)]) == 2
+    assert 'not empty and not an acres_sim evaluation' in capsys.readouterr().err
+    assert (foreign / 'data.csv').read_text() == '1,2'
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--estimate', 'nothing_here'], 'not ins, gnss, BAG:TOPIC'),
+    (['--estimate', '{bag}:/no/such/topic'], 'no topic /no/such/topic'),
+    (['--estimate', '{bag}:/clock'], 'rosgraph_msgs/msg/Clock; an estimate is one of'),
+    (['--estimate', '{bag}:tf:map:nowhere'], 'no transform map -> nowhere'),
+    (['--vehicle', 'tractor'], "no vehicle 'tractor'"),
+    (['--stale-after', '0'], 'allowed a time > 0 s'),
+])
+def test_mistakes_are_one_line(polaris, tmp_path, capsys, args, message):
+    args = [a.format(bag=polaris / 'bag') for a in args]
+    assert main(['evaluate', str(polaris), '--out', str(tmp_path / 'e'), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count('\n') == 1 and err.startswith('acres-sim: error: ')
+    assert not (tmp_path / 'e').exists()
+
+
+def test_a_folder_that_is_not_a_recording(tmp_path, capsys):
+    assert main(['evaluate', str(tmp_path)]) == 2
+    assert 'episode.json is missing' in capsys.readouterr().err
+    with pytest.raises(RunError, match='is not a folder'):
+        evaluate(tmp_path / 'missing')
+
+
+def test_summary_text_names_the_flags(polaris, tmp_path):
+    t, xyz, xyzw, rows = _ins_truth(polaris)
+    est = write_odometry(tmp_path / 'b', polaris, t, xyz + [1.0, 0, 0], xyzw,
+                         _ins_variances(rows))
+    text = summary_text(evaluate(polaris, [est]))
+    assert 'flag: /odometry/filtered: biased in east' in text
