@@ -148,12 +148,20 @@ def cmd_evaluate(args):
     from acres_sim.analysis.evaluate import RunError, evaluate, summary_text
     from acres_sim.record.output import OutputError
 
-    out = Path(args.out) if args.out else Path(args.run_dir) / 'eval'
+    from acres_sim.analysis.run_truth import is_bag
+
+    run = Path(args.run_dir)
+    if args.out:
+        out = Path(args.out)
+    elif is_bag(run):
+        raise UsageError(f'{run} is a bag: give --out DIR for the evaluation')
+    else:
+        out = run / 'eval'
     try:
-        summary = evaluate(args.run_dir, args.estimates or None, out, vehicle=args.vehicle,
+        summary = evaluate(run, args.estimates or None, out, vehicle=args.vehicle,
                            align=args.align, datum=args.datum, frame=args.frame,
                            child_frame=args.child_frame, stale_after_s=args.stale_after,
-                           plots=not args.no_plots)
+                           plots=not args.no_plots, rig=args.rig)
     except (RunError, OutputError) as err:
         raise UsageError(str(err)) from None
     print(summary_text(summary))
@@ -521,13 +529,18 @@ def build_parser():
     ev = commands.add_parser(
         'evaluate', help='score estimates (an EKF, the INS, a receiver) against the truth of '
                          'a recording, and the honesty of their covariances')
-    ev.add_argument('run_dir', metavar='RUN', help='a recording folder (acres-sim record)')
+    ev.add_argument('run_dir', metavar='RUN',
+                    help='a recording folder (acres-sim record), or the bag of a live run '
+                         '(ros2 bag record with the vehicles\' sim/truth; give --rig)')
+    ev.add_argument('--rig', metavar='NAME|FILE',
+                    help='for a live bag: the rig or scenario it ran (its vehicles and mounts)')
     ev.add_argument('--estimate', dest='estimates', action='append', default=[],
                     metavar='SOURCE',
                     help='what to score (repeatable): BAG:TOPIC (nav_msgs/Odometry, '
                          'geometry_msgs/PoseWithCovarianceStamped or PoseStamped, '
-                         'sensor_msgs/NavSatFix), BAG:tf:PARENT:CHILD, a TUM file, or ins / '
-                         'gnss (the rig\'s own); default: ins and gnss of every vehicle')
+                         'sensor_msgs/NavSatFix), BAG:tf:PARENT:CHILD, a TUM file, /TOPIC or '
+                         'tf:PARENT:CHILD of the run\'s own bag, or ins / gnss (the rig\'s '
+                         'own rows); default: the INS and GNSS receiver of every vehicle')
     ev.add_argument('--out', metavar='DIR',
                     help='where summary.json, summary.md and the pictures go (default RUN/eval; '
                          'new, empty or an earlier evaluation)')

@@ -366,3 +366,66 @@ def test_summary_text_names_the_flags(polaris, tmp_path):
                          _ins_variances(rows))
     text = summary_text(evaluate(polaris, [est]))
     assert 'flag: /odometry/filtered: biased in east' in text
+
+
+# -- a live run's bag -----------------------------------------------------------------
+
+def _live_bag(run, bag, namespace=''):
+    """A bag as ``ros2 bag record`` takes it of the live rig: the sim node's
+    sim/truth (from truth.jsonl, the chassis), and the rig's vehicle/odom and
+    receiver topics copied from the recording's bag (live equals headless)."""
+    from rosbags.highlevel import AnyReader
+
+    t0 = _t0_ns(run)
+    ns = f'/{namespace}' if namespace else ''
+    header, time = T['std_msgs/msg/Header'], T['builtin_interfaces/msg/Time']
+    g = 'geometry_msgs/msg/'
+    zero = T[g + 'Vector3'](x=0.0, y=0.0, z=0.0)
+    with Writer(bag, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
+        truth = writer.add_connection(f'{ns}/sim/truth', 'nav_msgs/msg/Odometry',
+                                      typestore=TYPESTORE)
+        for row in _rows(run / 'truth.jsonl'):
+            ns_ = t0 + int(round(row['time_s'] * 1e9))
+            p, q = row['chassis']['position_enu_m'], row['chassis']['orientation_enu_xyzw']
+            msg = T['nav_msgs/msg/Odometry'](
+                header=header(stamp=time(sec=ns_ // 10**9, nanosec=ns_ % 10**9),
+                              frame_id='grid'), child_frame_id='chassis',
+                pose=T[g + 'PoseWithCovariance'](pose=T[g + 'Pose'](
+                    position=T[g + 'Point'](x=p[0], y=p[1], z=p[2]),
+                    orientation=T[g + 'Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])),
+                    covariance=np.zeros(36)),
+                twist=T[g + 'TwistWithCovariance'](twist=T[g + 'Twist'](linear=zero,
+                                                                        angular=zero),
+                                                   covariance=np.zeros(36)))
+            writer.write(truth, ns_, TYPESTORE.serialize_cdr(msg, 'nav_msgs/msg/Odometry'))
+        with AnyReader([run / 'bag'], default_typestore=TYPESTORE) as reader:
+            wanted = [c for c in reader.connections if c.topic in
+                      ('/vehicle/odom', '/gnss_receiver/fix', '/gnss_receiver/gpsfix')]
+            out = {c.topic: writer.add_connection(ns + c.topic, c.msgtype, typestore=TYPESTORE)
+                   for c in wanted}
+            for c, t, raw in reader.messages(connections=wanted):
+                writer.write(out[c.topic], t, raw)
+    return bag
+
+
+@pytest.mark.parametrize('namespace', ['', 'demo'])
+def test_a_live_bag_scores_as_its_recording(polaris, tmp_path, namespace):
+    bag = _live_bag(polaris, tmp_path / 'live', namespace)
+    recorded = evaluate(polaris, [f'{polaris / "bag"}:/vehicle/odom', 'gnss'])
+    live = evaluate(bag, rig='polaris')            # its INS odometry and receiver fix
+    ns = f'/{namespace}' if namespace else ''
+    assert [e['name'] for e in live['estimates']] == [f'{ns}/vehicle/odom',
+                                                      f'{ns}/gnss_receiver/fix']
+    for a, b in zip(recorded['estimates'], live['estimates']):
+        assert b['position']['horizontal']['rmse'] == pytest.approx(
+            a['position']['horizontal']['rmse'], rel=1e-4)
+        assert b['by_fix_state'].keys() == a['by_fix_state'].keys()
+        for state in a['by_fix_state']:
+            assert b['by_fix_state'][state]['samples'] == pytest.approx(
+                a['by_fix_state'][state]['samples'], abs=2)
+    with pytest.raises(RunError, match='give the rig it ran'):
+        evaluate(bag)
+    with pytest.raises(RunError, match='reads the rows of a recording'):
+        evaluate(bag, ['ins'], rig='polaris')
+    with pytest.raises(RunError, match='no sim/truth of vehicle'):
+        evaluate(bag, rig='mixed')

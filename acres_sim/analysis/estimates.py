@@ -29,7 +29,8 @@ from acres_sim.analysis.run_truth import RunError, read_rows
 from acres_sim.core.geo import utm_inverse
 from acres_sim.pipeline.topics import ANTENNA_FRAME, BASE_FRAME, GRID_FRAME, MAP_FRAME, UTM_FRAME
 
-__all__ = ['BUILTIN', 'Estimate', 'in_map', 'parse_source', 'read_estimate']
+__all__ = ['BUILTIN', 'Estimate', 'in_map', 'open_bag', 'parse_source', 'read_estimate',
+           'stamp_ns']
 
 BUILTIN = ('ins', 'gnss')
 GEODETIC = 'geodetic'            # the frame of a NavSatFix: latitude, longitude, height
@@ -80,8 +81,16 @@ class Source:
     child: str = None
 
 
-def parse_source(text) -> Source:
-    """``ins``, ``gnss``, ``BAG:TOPIC``, ``BAG:tf:PARENT:CHILD`` or a TUM file."""
+def _tf_source(text, path, pair):
+    parts = pair.split(':')
+    if len(parts) != 3 or not all(parts[1:]):
+        raise RunError(f"--estimate {text}: give a TF pair as [BAG:]tf:PARENT:CHILD")
+    return Source(text, 'tf', path, parent=parts[1].lstrip('/'), child=parts[2].lstrip('/'))
+
+
+def parse_source(text, run_bag=None) -> Source:
+    """``ins``, ``gnss``, ``BAG:TOPIC``, ``BAG:tf:PARENT:CHILD``, a TUM file, or
+    ``/TOPIC`` and ``tf:PARENT:CHILD`` of the run's own bag ``run_bag``."""
     if text in BUILTIN:
         return Source(text, 'builtin')
     for i, char in enumerate(text):
@@ -91,16 +100,18 @@ def parse_source(text) -> Source:
         if not path.exists():
             continue
         if rest.startswith('tf:'):
-            parts = rest.split(':')
-            if len(parts) != 3 or not all(parts[1:]):
-                raise RunError(f"--estimate {text}: give a TF pair as BAG:tf:PARENT:CHILD")
-            return Source(text, 'tf', path, parent=parts[1].lstrip('/'),
-                          child=parts[2].lstrip('/'))
+            return _tf_source(text, path, rest)
         if rest:
             return Source(text, 'topic', path, topic='/' + rest.lstrip('/'))
     path = Path(text)
     if path.is_file():
         return Source(text, 'tum', path)
+    if text.startswith('tf:') or text.startswith('/'):
+        if run_bag is None:
+            raise RunError(f'--estimate {text}: the run has no bag of its own; give BAG:{text}')
+        if text.startswith('tf:'):
+            return _tf_source(text, run_bag, text)
+        return Source(text, 'topic', run_bag, topic=text)
     raise RunError(f'--estimate {text}: not ins, gnss, BAG:TOPIC, BAG:tf:PARENT:CHILD or a '
                    'TUM file (no such file or bag)')
 
@@ -143,24 +154,42 @@ def _gnss(vehicle, prefix):
 
 
 def builtin(name, vehicle, several):
+    if not vehicle.rows:
+        raise RunError(f'--estimate {name} reads the rows of a recording; of a live bag give '
+                       'its topics (e.g. /vehicle/odom, /gnss_receiver/fix)')
     prefix = f'@{vehicle.name}' if several else ''
     return (_ins if name == 'ins' else _gnss)(vehicle, prefix)
 
 
 # -- bags -------------------------------------------------------------------------
 
-def _reader(path):
-    from rosbags.highlevel import AnyReader
-    from acres_sim.pipeline.messages import TYPESTORE
+class open_bag:                               # noqa: N801 - used as a function
+    """``with open_bag(path) as reader``: a rosbags AnyReader of a bag folder
+    or .mcap file, knowing the types acres_sim writes; RunError (one line)
+    when it cannot be read."""
 
-    bag = Path(path)
-    try:
-        return AnyReader([bag], default_typestore=TYPESTORE)
-    except Exception as err:  # noqa: BLE001 - rosbags' errors vary by storage
-        raise RunError(f'{bag}: cannot read the bag: {err}') from None
+    def __init__(self, path):
+        from rosbags.highlevel import AnyReader
+        from acres_sim.pipeline.messages import TYPESTORE
+
+        self.path = Path(path)
+        try:
+            self.reader = AnyReader([self.path], default_typestore=TYPESTORE)
+        except Exception as err:  # noqa: BLE001 - rosbags' errors vary by storage
+            raise RunError(f'{self.path}: cannot read the bag: {err}') from None
+
+    def __enter__(self):
+        try:
+            return self.reader.__enter__()
+        except Exception as err:  # noqa: BLE001
+            raise RunError(f'{self.path}: cannot read the bag: {err}') from None
+
+    def __exit__(self, *exc):
+        return self.reader.__exit__(*exc)
 
 
-def _stamp(header):
+def stamp_ns(header):
+    """A header's stamp [ns]."""
     return header.stamp.sec * 1_000_000_000 + header.stamp.nanosec
 
 
@@ -174,7 +203,7 @@ def _covariance(flat6x6):
 
 
 def _from_topic(source, run):
-    with _reader(source.path) as reader:
+    with open_bag(source.path) as reader:
         connections = [c for c in reader.connections if c.topic == source.topic]
         if not connections:
             topics = sorted({c.topic for c in reader.connections})
@@ -188,7 +217,7 @@ def _from_topic(source, run):
                     for c, _t, raw in reader.messages(connections=connections)]
     if not messages:
         raise RunError(f'{source.text}: {source.topic} holds no messages')
-    times = run.run_time([_stamp(m.header) for m in messages])
+    times = run.run_time([stamp_ns(m.header) for m in messages])
     frame = messages[0].header.frame_id.lstrip('/')
     if msgtype == FIX_TYPE:
         return _fixes(source, messages, times)
@@ -226,7 +255,7 @@ def _poses(source, msgtype, messages, times, frame):
 
 
 def _from_tf(source, run):
-    with _reader(source.path) as reader:
+    with open_bag(source.path) as reader:
         connections = [c for c in reader.connections if c.topic in TF_TOPICS]
         found = []
         for c, _t, raw in reader.messages(connections=connections):
@@ -237,8 +266,8 @@ def _from_tf(source, run):
     if not found:
         raise RunError(f'{source.text}: no transform {source.parent} -> {source.child} on '
                        f'/tf or /tf_static of {source.path}')
-    found.sort(key=lambda t: _stamp(t.header))
-    times = run.run_time([_stamp(t.header) for t in found])
+    found.sort(key=lambda t: stamp_ns(t.header))
+    times = run.run_time([stamp_ns(t.header) for t in found])
     xyz = np.array([[t.transform.translation.x, t.transform.translation.y,
                      t.transform.translation.z] for t in found])
     wxyz = np.array([[t.transform.rotation.w, t.transform.rotation.x, t.transform.rotation.y,

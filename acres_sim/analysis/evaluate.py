@@ -17,9 +17,10 @@ from pathlib import Path
 import re
 
 from acres_sim import __version__
-from acres_sim.analysis.estimates import GEODETIC, in_map, parse_source, read_estimate
+from acres_sim.analysis.estimates import (GEODETIC, in_map, open_bag, parse_source,
+                                         read_estimate)
 from acres_sim.analysis.metrics import ALIGNMENTS, score
-from acres_sim.analysis.run_truth import RunError, load_run
+from acres_sim.analysis.run_truth import RunError, is_bag, load_live_bag, load_run
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.topics import UTM_FRAME
 from acres_sim.record.output import OutputFolder
@@ -62,15 +63,26 @@ def _datum(estimate, vehicle, datum):
     return vehicle.frames.gnss_fix if estimate.frame == GEODETIC else vehicle.frames.ins_fix
 
 
+def _default_sources(run):
+    """The rig's own INS and GNSS receiver: their rows in a recording, their
+    odometry and fix topics in a live bag."""
+    if all(v.rows for v in run.vehicles):
+        return ['ins', 'gnss']
+    with open_bag(run.bag) as reader:
+        topics = {c.topic for c in reader.connections}
+    return [topic for v in run.vehicles for topic, what in v.topics.items() if topic in topics
+            and (what == 'gnss' or (what == 'ins' and topic.endswith('odom')))]
+
+
 def _estimates(run, sources, vehicle, frame, child):
     """(estimate, vehicle) of every source; the builtin ones once per vehicle that has them."""
     out = []
     for text in sources:
-        source = parse_source(text)
+        source = parse_source(text, run.bag)
         if source.kind == 'builtin':
             vehicles = [run.vehicle(vehicle)] if vehicle else run.vehicles
             out += [(read_estimate(source, run, v), v) for v in vehicles
-                    if (v.folder / f'{text}.jsonl').is_file()]
+                    if not v.rows or (v.folder / f'{text}.jsonl').is_file()]
             continue
         estimate = read_estimate(source, run, frame=frame, child=child)
         out.append((estimate, _vehicle_of(estimate, source, run, vehicle)))
@@ -94,12 +106,16 @@ def _slug(name):
 
 
 def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum=None,
-             frame=None, child_frame=None, stale_after_s=None, plots=True):
-    """Score ``estimates`` against the truth of the recording in ``run``.
+             frame=None, child_frame=None, stale_after_s=None, plots=True, rig=None,
+             rig_options=None):
+    """Score ``estimates`` against the truth of the recording in ``run`` (or of
+    a live run's bag, recorded with ``ros2 bag record`` of the rig ``rig``,
+    with ``rig_options``, an :class:`acres_sim.rig.RigOptions`).
 
     ``estimates``: sources as ``acres-sim evaluate --estimate`` takes them
-    (``ins``, ``gnss``, ``BAG:TOPIC``, ``BAG:tf:PARENT:CHILD``, a TUM file);
-    default: the rig's own INS and GNSS receiver, of every vehicle.
+    (``ins``, ``gnss``, ``BAG:TOPIC``, ``BAG:tf:PARENT:CHILD``, a TUM file,
+    ``/TOPIC`` and ``tf:PARENT:CHILD`` of the run's own bag); default: the
+    rig's own INS and GNSS receiver, of every vehicle.
     ``vehicle``: whose truth (default: found from the topic or frame);
     ``align``: 'auto', 'none', 'se3' or 'translation'; ``datum``: of UTM or
     latitude/longitude estimates; ``frame`` / ``child_frame``: the frame the
@@ -115,8 +131,17 @@ def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum
         raise RunError(f"datum = {datum!r}: allowed {', '.join(DATUMS)}")
     if stale_after_s is not None and not 0.0 < stale_after_s < float('inf'):
         raise RunError(f'stale after {stale_after_s:g} s: allowed a time > 0 s')
-    truth = load_run(run)
-    pairs = _estimates(truth, list(estimates or ('ins', 'gnss')), vehicle, frame, child_frame)
+    if is_bag(run):
+        if rig is None:
+            raise RunError(f'{run} is a bag: give the rig it ran (--rig NAME or FILE) for its '
+                           'vehicles and mounts')
+        truth = load_live_bag(run, rig, rig_options)
+    elif rig is not None:
+        raise RunError(f'--rig is for a live bag; {run} is a recording, which names its own')
+    else:
+        truth = load_run(run)
+    pairs = _estimates(truth, list(estimates or _default_sources(truth)), vehicle, frame,
+                       child_frame)
     scored = []
     for estimate, owner in pairs:
         estimate.datum = (_datum(estimate, owner, datum)

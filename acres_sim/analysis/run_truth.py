@@ -13,6 +13,12 @@ is held to the truth of the point it claims to be.  Between two truth
 samples the pose is interpolated (evo: linear in position, slerp in
 orientation; 10 ms apart, the interpolation is good to micrometres).
 
+A live run recorded with ``ros2 bag record`` is read too
+(:func:`load_live_bag`): the chassis truth is then the sim node's physics-rate
+``sim/truth`` topic of each vehicle, the fix state its receiver's
+``gnss_receiver/gpsfix``, and the configuration (the mounts, the site) that
+of the rig it ran, resolved as ``acres-sim up`` resolves it.
+
 Times are the run's: t = k / 120 from the start, ``gnss.datum.start_utc``,
 which is ROS time ``t0_ns`` in the bag and on the live rig's ``/clock``.
 """
@@ -31,7 +37,7 @@ from acres_sim.files import read_regular
 from acres_sim.pipeline.models import site_georeference
 from acres_sim.pipeline.timeline import Timeline
 from acres_sim.pipeline.topics import (BASE_FRAME, CHASSIS_FRAME, INS_TOPICS, GNSS_TOPICS,
-                                       mount_transforms)
+                                       TRUTH_TOPIC, mount_transforms)
 from acres_sim.config.records import output_frames, site_georeference_args
 
 try:                                   # several times faster than json on the rows
@@ -39,7 +45,8 @@ try:                                   # several times faster than json on the r
 except ImportError:                    # pragma: no cover - orjson is in the requirements
     from json import loads as _loads
 
-__all__ = ['RunError', 'RunTruth', 'VehicleTruth', 'load_run', 'read_rows']
+__all__ = ['RunError', 'RunTruth', 'VehicleTruth', 'is_bag', 'load_live_bag', 'load_run',
+           'read_rows']
 
 
 class RunError(Exception):
@@ -62,6 +69,7 @@ class VehicleTruth:
     fix_times: np.ndarray                # GNSS sample times [s] and their fix states
     fix_states: list
     topics: dict = field(default_factory=dict)   # topic -> what it is ('ins', 'gnss')
+    rows: bool = True                    # its jsonl rows are there (a recording)
 
     @property
     def frames(self):
@@ -106,12 +114,13 @@ class RunTruth:
     """A recording folder read back: its vehicles, site, timeline and events."""
 
     folder: Path
-    episode: dict
+    episode: dict                        # a live bag's: its rig, seed, duration
     vehicles: list                       # VehicleTruth
     site: object                         # core.geo.site.SiteGeoreference
     timeline: Timeline
     duration_s: float
     events: list                         # dicts: vehicle, name, type, start_s, end_s
+    bag: Path = None                     # the run's own bag (a recording's bag/, a live bag)
 
     def vehicle(self, name):
         for vehicle in self.vehicles:
@@ -224,4 +233,103 @@ def load_run(folder) -> RunTruth:
     return RunTruth(folder=folder, episode=episode, vehicles=vehicles, site=site,
                     timeline=Timeline.starting_at(start_utc),
                     duration_s=float(episode.get('simulated_s') or episode['duration_s']),
-                    events=_events(episode))
+                    events=_events(episode),
+                    bag=folder / 'bag' if (folder / 'bag').is_dir() else None)
+
+
+# -- a live run's bag -------------------------------------------------------------
+
+def is_bag(path) -> bool:
+    """Whether ``path`` is a rosbag2 (a folder with metadata.yaml, or an .mcap file)."""
+    path = Path(path)
+    return (path / 'metadata.yaml').is_file() or (path.is_file() and path.suffix == '.mcap')
+
+
+def _topic_of(topics, namespace, name):
+    """The bag's topic ``name`` of the vehicle in ``namespace`` (under any
+    namespace pushed onto the whole rig), or None."""
+    own = '/'.join(p for p in (namespace.strip('/'), name) if p)
+    found = sorted(t for t in topics if t == '/' + own or t.endswith('/' + own))
+    if len(found) > 1 and '/' + own in found and namespace.strip('/'):
+        return '/' + own
+    if len(found) > 1:
+        raise RunError(f'several topics end in {own} ({", ".join(found)}): one rig per bag')
+    return found[0] if found else None
+
+
+def _live_truth(reader, topic, t0_ns, path):
+    from acres_sim.analysis.estimates import stamp_ns
+
+    connections = [c for c in reader.connections if c.topic == topic]
+    messages = [reader.deserialize(raw, c.msgtype)
+                for c, _t, raw in reader.messages(connections=connections)]
+    if len(messages) < 2:
+        raise RunError(f'{path}: {topic} holds fewer than two messages of truth')
+    times = (np.array([stamp_ns(m.header) for m in messages], dtype=np.int64) - t0_ns) * 1e-9
+    poses = [m.pose.pose for m in messages]
+    xyz = np.array([[p.position.x, p.position.y, p.position.z] for p in poses])
+    wxyz = np.array([[p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z]
+                     for p in poses])
+    order = np.argsort(times, kind='stable')
+    return PoseTrajectory3D(xyz[order], wxyz[order], times[order])
+
+
+def _live_fix_states(reader, topic, t0_ns):
+    from acres_sim.analysis.estimates import stamp_ns
+    from acres_sim.pipeline.messages import GPS_FIX_STATUS
+
+    if topic is None:
+        return np.array([]), []
+    state_of = {status: state for state, status in GPS_FIX_STATUS.items()}
+    connections = [c for c in reader.connections if c.topic == topic]
+    fixes = sorted(((stamp_ns(m.header) - t0_ns) * 1e-9, state_of.get(m.status.status, 'no_fix'))
+                   for m in (reader.deserialize(raw, c.msgtype)
+                             for c, _t, raw in reader.messages(connections=connections)))
+    return np.array([t for t, _s in fixes]), [s for _t, s in fixes]
+
+
+def load_live_bag(bag, rig, options=None) -> RunTruth:
+    """A live run's bag (``ros2 bag record`` of the rig ``rig``, a packaged rig
+    or scenario name or a file, with ``options``, :class:`acres_sim.rig.RigOptions`):
+    each vehicle's truth from its ``sim/truth``; RunError when the bag has none."""
+    from acres_sim.analysis.estimates import open_bag
+    from acres_sim.config.loader import ConfigError
+    from acres_sim.config.vehicles import load_vehicle
+    from acres_sim.rig import RigOptions, resolve_run
+
+    bag = Path(bag)
+    try:
+        resolved = resolve_run(rig, options or RigOptions())
+    except ConfigError as err:
+        raise RunError(str(err)) from None
+    config = resolved.configs[0]
+    _params, start_utc = site_georeference_args(config)
+    timeline = Timeline.starting_at(start_utc)
+    vehicles = []
+    with open_bag(bag) as reader:
+        topics = {c.topic for c in reader.connections}
+        for vehicle, vconfig in zip(resolved.scenario.vehicles, resolved.configs):
+            truth = _topic_of(topics, vehicle.namespace, TRUTH_TOPIC)
+            if truth is None:
+                raise RunError(f'{bag}: no {TRUTH_TOPIC} of vehicle {vehicle.name} (record it '
+                               f'with the rest: ros2 bag record ... {TRUTH_TOPIC})')
+            params = load_vehicle(vehicle.model)
+            gpsfix = _topic_of(topics, vehicle.namespace, GNSS_TOPICS['gpsfix'])
+            fix_times, fix_states = _live_fix_states(reader, gpsfix, timeline.t0_ns)
+            own = {name: what for name, what in _topics(vehicle.model, '').items()}
+            vehicles.append(VehicleTruth(
+                name=vehicle.name, model=vehicle.model, folder=bag,
+                namespace=vehicle.namespace, frame_prefix=vehicle.frame_prefix,
+                config=vconfig, params=params,
+                chassis=_live_truth(reader, truth, timeline.t0_ns, bag),
+                arms=_arms(vconfig, params, vehicle.model, vehicle.frame_prefix),
+                fix_times=fix_times, fix_states=fix_states,
+                topics={_topic_of(topics, vehicle.namespace, name.lstrip('/')) or name: what
+                        for name, what in own.items()},
+                rows=False))
+    end = max(v.chassis.timestamps[-1] for v in vehicles)
+    episode = {'rig': rig if isinstance(rig, str) else resolved.scenario.name,
+               'seed': config['seed'], 'live_bag': str(bag)}
+    return RunTruth(folder=bag, episode=episode, vehicles=vehicles,
+                    site=site_georeference(config), timeline=timeline, duration_s=float(end),
+                    events=[], bag=bag)
