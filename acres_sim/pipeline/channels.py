@@ -6,11 +6,13 @@ ROS time of the sample (:mod:`acres_sim.pipeline.timeline`).  The recorder
 writes the row and puts the bytes into its bag at the delivery time; a live
 node publishes the bytes at the delivery step.
 
-* :class:`GnssChannel`: ``gnss_receiver/fix`` (NavSatFix in the antenna
-  frame), ``gnss_receiver/nmea`` (the GGA sentence, when the row has one,
-  followed by the GST sentence with ``gnss.nmea.gst``), ``gnss_receiver/gpsfix``
+* :class:`GnssChannel`: the receiver's rows, each ending with the true
+  antenna at its sample time (a freeze keeps it fresh, as the INS truth);
+  ``gnss_receiver/fix`` (NavSatFix in the antenna frame),
+  ``gnss_receiver/nmea`` (the GGA sentence, when the row has one, followed by
+  the GST sentence with ``gnss.nmea.gst``), ``gnss_receiver/gpsfix``
   (gps_msgs/GPSFix, with ``gnss.gpsfix``) and the receiver's status on
-  ``/diagnostics``, encoded from the delivered row.
+  ``/diagnostics``, encoded from the delivered row (never from its truth).
 * :class:`GnssHeadingChannel` (with ``gnss.heading.enabled``): the
   dual-antenna heading's rows (``gnss_heading.jsonl``) and
   ``gnss_receiver/heading`` (sensor_msgs/Imu with the orientation only, in the
@@ -36,6 +38,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from acres_sim.core.events import SENSOR_GNSS, SENSOR_IMU, SENSOR_INS
+from acres_sim.core.gnss.receiver import TRUTH_KEYS
 from acres_sim.core.ins_row import P_N
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ
@@ -73,12 +76,14 @@ class _Channel:
     topic_types = ()
     sensor = 0           # events.SENSOR_* of the channel's sensor
     output_columns = None
+    truth_keys = ()      # the keys of a row that a freeze keeps fresh
 
     def __init__(self, vehicle):
         self.delay_s = vehicle.delay_s
         self.line = DelayLine(vehicle.delay_s, PHYSICS_HZ)
         self.timeline = vehicle.timeline      # the ROS times of the steps
-        self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns)
+        self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns,
+                                   self.truth_keys)
 
     def push(self, k, row, messages=(), extra=None):
         """Emit: ``row`` sampled at step ``k`` enters the line, with its
@@ -124,6 +129,7 @@ class GnssChannel(_Channel):
     """The receiver's rows and its topics (see the module docstring)."""
 
     sensor = SENSOR_GNSS
+    truth_keys = TRUTH_KEYS
 
     def __init__(self, vehicle):
         super().__init__(vehicle)
