@@ -29,7 +29,9 @@ node publishes the bytes at the delivery step.
   writer's own line).
 
 Topic names are relative to the vehicle's namespace (``Vehicle.topic``),
-except the global ones (``/diagnostics``, ``/tf``).
+except the global ones (``/diagnostics``, ``/tf``).  A channel whose
+``encoding`` is off (a recording without a bag) encodes no message: its
+deliveries carry the same rows and none.
 """
 
 import struct
@@ -84,6 +86,7 @@ class _Channel:
         self.timeline = vehicle.timeline      # the ROS times of the steps
         self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns,
                                    self.truth_keys)
+        self.encoding = True     # False: no message is encoded (the rows stay as they are)
 
     def push(self, k, row, messages=(), extra=None):
         """Emit: ``row`` sampled at step ``k`` enters the line, with its
@@ -105,8 +108,9 @@ class _Channel:
             row, messages, extra = release.item
             k_sample, k_delivery = release.sample_step, release.delivery_step
             timed = timed_row(row, k_sample, k_delivery / PHYSICS_HZ, self.delay_s)
-            out.append(Delivery(k_sample, k_delivery, timed,
-                                messages or self.encode(timed, k_sample), extra))
+            if not messages:
+                messages = self.encode(timed, k_sample) if self.encoding else []
+            out.append(Delivery(k_sample, k_delivery, timed, messages, extra))
         return out
 
     def flush(self):
@@ -235,6 +239,10 @@ class ImuChannel(_Channel):
         a block at a time (``views``: the events' views at each, None: no event)."""
         steps, values, names = self.faults.arrays(np.asarray(steps), values, views)
         rows, rounded = imu_rows(values)
+        if not self.encoding:
+            for k, row, active in zip(steps.tolist(), rows, names):
+                self.push(k, with_event_names(row, active))
+            return
         encoded = self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
         for k, row, data, active in zip(steps.tolist(), rows, encoded.messages(), names):
             self.push(k, with_event_names(row, active), [(IMU_TOPIC, data)])
@@ -243,6 +251,9 @@ class ImuChannel(_Channel):
         """One sample's row (ImuModel.sample), encoded on its own."""
         row = self.faults.row(row, view)
         if row is None:
+            return
+        if not self.encoding:
+            self.push(k, row)
             return
         if self._one is None:
             self._one = OneImuMessage(self.batches, self.frame)
