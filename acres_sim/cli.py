@@ -110,7 +110,8 @@ def _record(args, stop):
     out = Path(args.out)
     try:
         episode, summary = record(RecordRequest(args.rig, out, options, progress,
-                                                parked=args.parked), stop)
+                                                parked=args.parked, bag=not args.no_bag,
+                                                report=not args.no_report), stop)
     except RecordingStopped as err:
         print(f'acres-sim: {err}', file=sys.stderr)
         return stop.exit_status
@@ -510,6 +511,12 @@ def build_parser():
                      help="repeat a live run: the injected events of its event log (a bag "
                           "of it, or the JSON lines of the log), with the same scenario")
     rec.add_argument('--no-progress', action='store_true', help='no progress bar')
+    rec.add_argument('--no-bag', action='store_true',
+                     help='write no rosbag2 (bag/) and start no bag writer: the same rows, '
+                          'a fraction of the disk and time (for sweeps)')
+    rec.add_argument('--no-report', action='store_true',
+                     help='draw no report.png (the summary is still printed and in '
+                          'episode.json)')
     add_config_arguments(rec, vehicle_choice=False)
     rec.set_defaults(run=cmd_record)
 

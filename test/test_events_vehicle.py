@@ -324,14 +324,21 @@ def test_a_freeze_repeats_the_last_imu_row_at_new_times(runs):
         assert [w.x, w.y, w.z] == last['angular_velocity_flu_radps']
 
 
-def test_a_freeze_repeats_the_last_gnss_row_at_new_times(runs):
+GNSS_TRUTH = ('true_antenna_enu_m', 'true_latitude_deg', 'true_longitude_deg',
+              'true_ellipsoidal_height_m')
+
+
+def test_a_freeze_repeats_the_last_gnss_row_at_new_times_and_keeps_its_truth_fresh(runs):
     base, faults, last, inner = _frozen(runs, 'gnss')
     assert last['position_enu_m'] is not None          # a fix to freeze
     for k in inner:
         row = faults[k][0]
-        assert _without(row, *TIMES, 'events') == _without(last, *TIMES)
+        assert _without(row, *TIMES, 'events', *GNSS_TRUTH) == _without(last, *TIMES, *GNSS_TRUTH)
         assert [row[t] for t in TIMES] == [base[k][0][t] for t in TIMES]
+        assert [row[t] for t in GNSS_TRUTH] == [base[k][0][t] for t in GNSS_TRUTH]
+        assert list(_without(row, 'events')) == list(base[k][0])      # keys in their order
     assert any(base[k][0]['position_enu_m'] != last['position_enu_m'] for k in inner)
+    assert len({json.dumps(faults[k][0]['true_antenna_enu_m']) for k in inner}) == len(inner)
 
 
 def test_a_freeze_repeats_the_ins_outputs_and_keeps_its_truth_fresh(runs):

@@ -95,22 +95,28 @@ GEODETIC_KEYS = {
     'geoid_undulation_nad83_m', 'nmea_gga'} | {
     f'{prefix}_{name}' for prefix in ('wgs84', 'nad83_harn', 'nad83_2011')
     for name in ('latitude_deg', 'longitude_deg', 'ellipsoidal_height_m')}
+TRUTH_ENU_KEY = 'true_antenna_enu_m'
+TRUTH_GEODETIC_KEYS = ('true_latitude_deg', 'true_longitude_deg', 'true_ellipsoidal_height_m')
 
 
 def test_row_has_every_key_group_and_nulls_without_a_fix():
     rx = receiver()
     in_garage = rx.epoch(0.0, IN_GARAGE)
-    assert set(in_garage) == ROW_KEYS | GEODETIC_KEYS
+    assert set(in_garage) == ROW_KEYS | GEODETIC_KEYS | {TRUTH_ENU_KEY, *TRUTH_GEODETIC_KEYS}
+    assert list(in_garage)[-4:] == [TRUTH_ENU_KEY, *TRUTH_GEODETIC_KEYS]   # the truth last
     assert in_garage['fix_type'] == 'no_fix' and in_garage['satellites_used'] == 0
     position_keys = {'position_enu_m', 'sigma_enu_m', 'covariance_enu_m2', 'position_std_m'} | \
         (GEODETIC_KEYS - {'nmea_gga'})
     assert all(in_garage[k] is None for k in position_keys)
+    assert in_garage[TRUTH_ENU_KEY] == list(IN_GARAGE)       # the truth, with a fix or not
+    assert all(isinstance(in_garage[k], float) for k in TRUTH_GEODETIC_KEYS)
     outside = rx.epoch(0.1, OPEN_FIELD)
     assert all(outside[k] is not None for k in position_keys)
     assert outside['covariance_enu_m2'] == pytest.approx([s * s for s in outside['sigma_enu_m']])
     json.dumps(outside, allow_nan=False)
     unreferenced = receiver(**{'site.enabled': False}).epoch(0.0, OPEN_FIELD)
-    assert set(unreferenced) == ROW_KEYS
+    assert set(unreferenced) == ROW_KEYS | {TRUTH_ENU_KEY}
+    assert unreferenced[TRUTH_ENU_KEY] == list(OPEN_FIELD)
 
 
 def test_output_frames_and_the_two_nad83():
@@ -123,6 +129,11 @@ def test_output_frames_and_the_two_nad83():
         (nad['nad83_harn_latitude_deg'], nad['nad83_harn_longitude_deg'],
          nad['nad83_2011_ellipsoidal_height_m'])
     assert nad['altitude_navd88_m'] == pytest.approx(705 * 1200 / 3937 + OPEN_FIELD[2])
+    # without noise the output is the truth: its geodetic truth is in the same frame
+    for row in (wgs, nad):
+        assert [row[k] for k in TRUTH_GEODETIC_KEYS] == \
+            [row['latitude_deg'], row['longitude_deg'], row['ellipsoidal_height_m']]
+    assert wgs['true_latitude_deg'] != nad['true_latitude_deg']
 
 
 def test_gga_sentence_reads_back_equal_to_the_row():

@@ -344,6 +344,28 @@ def test_sigkill_of_a_writer_process_fails_the_run_truthfully(tmp_path, kind):
         assert episode['files']['ins.jsonl'] == 'cut short'
 
 
+def test_sigkill_of_the_row_writer_without_a_bag_fails_the_run_truthfully(tmp_path):
+    """--no-bag: the row writer is the only writer process; killed, the run
+    fails, and neither episode.json nor the line speaks of a bag."""
+    out = tmp_path / 'lost_rows'
+    process = start(out, '--no-bag')
+    try:
+        wait_for(running(out), process)
+        kinds = children(process.pid)
+        assert 'bag' not in kinds.values()
+        os.kill(next(pid for pid, k in kinds.items() if k == 'rows'), signal.SIGKILL)
+    finally:
+        _, err = finish(process)
+    assert process.returncode == 1
+    line = one_error_line(err)
+    assert 'bag' not in line and 'SIGKILL' in line
+    all_rows_whole(out)
+    episode = json.loads((out / 'episode.json').read_text())
+    assert episode['status'] == 'failed' and 'bag' not in episode['files']
+    assert episode['files']['ins.jsonl'] == 'cut short' and not (out / 'bag').exists()
+    assert episode['options']['left_out'] == ['bag']
+
+
 def test_sigkill_while_the_report_is_drawn_leaves_no_false_episode(tmp_path):
     out = tmp_path / 'report'
     process = start(out, duration='20')

@@ -6,11 +6,13 @@ ROS time of the sample (:mod:`acres_sim.pipeline.timeline`).  The recorder
 writes the row and puts the bytes into its bag at the delivery time; a live
 node publishes the bytes at the delivery step.
 
-* :class:`GnssChannel`: ``gnss_receiver/fix`` (NavSatFix in the antenna
-  frame), ``gnss_receiver/nmea`` (the GGA sentence, when the row has one,
-  followed by the GST sentence with ``gnss.nmea.gst``), ``gnss_receiver/gpsfix``
+* :class:`GnssChannel`: the receiver's rows, each ending with the true
+  antenna at its sample time (a freeze keeps it fresh, as the INS truth);
+  ``gnss_receiver/fix`` (NavSatFix in the antenna frame),
+  ``gnss_receiver/nmea`` (the GGA sentence, when the row has one, followed by
+  the GST sentence with ``gnss.nmea.gst``), ``gnss_receiver/gpsfix``
   (gps_msgs/GPSFix, with ``gnss.gpsfix``) and the receiver's status on
-  ``/diagnostics``, encoded from the delivered row.
+  ``/diagnostics``, encoded from the delivered row (never from its truth).
 * :class:`GnssHeadingChannel` (with ``gnss.heading.enabled``): the
   dual-antenna heading's rows (``gnss_heading.jsonl``) and
   ``gnss_receiver/heading`` (sensor_msgs/Imu with the orientation only, in the
@@ -27,7 +29,9 @@ node publishes the bytes at the delivery step.
   writer's own line).
 
 Topic names are relative to the vehicle's namespace (``Vehicle.topic``),
-except the global ones (``/diagnostics``, ``/tf``).
+except the global ones (``/diagnostics``, ``/tf``).  A channel whose
+``encoding`` is off (a recording without a bag) encodes no message: its
+deliveries carry the same rows and none.
 """
 
 import struct
@@ -36,6 +40,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from acres_sim.core.events import SENSOR_GNSS, SENSOR_IMU, SENSOR_INS
+from acres_sim.core.gnss.receiver import TRUTH_KEYS
 from acres_sim.core.ins_row import P_N
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ
@@ -73,12 +78,15 @@ class _Channel:
     topic_types = ()
     sensor = 0           # events.SENSOR_* of the channel's sensor
     output_columns = None
+    truth_keys = ()      # the keys of a row that a freeze keeps fresh
 
     def __init__(self, vehicle):
         self.delay_s = vehicle.delay_s
         self.line = DelayLine(vehicle.delay_s, PHYSICS_HZ)
         self.timeline = vehicle.timeline      # the ROS times of the steps
-        self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns)
+        self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns,
+                                   self.truth_keys)
+        self.encoding = True     # False: no message is encoded (the rows stay as they are)
 
     def push(self, k, row, messages=(), extra=None):
         """Emit: ``row`` sampled at step ``k`` enters the line, with its
@@ -100,8 +108,9 @@ class _Channel:
             row, messages, extra = release.item
             k_sample, k_delivery = release.sample_step, release.delivery_step
             timed = timed_row(row, k_sample, k_delivery / PHYSICS_HZ, self.delay_s)
-            out.append(Delivery(k_sample, k_delivery, timed,
-                                messages or self.encode(timed, k_sample), extra))
+            if not messages:
+                messages = self.encode(timed, k_sample) if self.encoding else []
+            out.append(Delivery(k_sample, k_delivery, timed, messages, extra))
         return out
 
     def flush(self):
@@ -124,6 +133,7 @@ class GnssChannel(_Channel):
     """The receiver's rows and its topics (see the module docstring)."""
 
     sensor = SENSOR_GNSS
+    truth_keys = TRUTH_KEYS
 
     def __init__(self, vehicle):
         super().__init__(vehicle)
@@ -229,6 +239,10 @@ class ImuChannel(_Channel):
         a block at a time (``views``: the events' views at each, None: no event)."""
         steps, values, names = self.faults.arrays(np.asarray(steps), values, views)
         rows, rounded = imu_rows(values)
+        if not self.encoding:
+            for k, row, active in zip(steps.tolist(), rows, names):
+                self.push(k, with_event_names(row, active))
+            return
         encoded = self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
         for k, row, data, active in zip(steps.tolist(), rows, encoded.messages(), names):
             self.push(k, with_event_names(row, active), [(IMU_TOPIC, data)])
@@ -237,6 +251,9 @@ class ImuChannel(_Channel):
         """One sample's row (ImuModel.sample), encoded on its own."""
         row = self.faults.row(row, view)
         if row is None:
+            return
+        if not self.encoding:
+            self.push(k, row)
             return
         if self._one is None:
             self._one = OneImuMessage(self.batches, self.frame)

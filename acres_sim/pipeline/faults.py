@@ -4,12 +4,12 @@ the events active at each sample, the same way for both drivers.
 :class:`OutputFaults` is one sensor's: at each sample it asks the fault
 models (:func:`acres_sim.core.events.output_fault`) whether the sample is
 kept, dropped (a dropout: no row, no message) or frozen (a freeze: the last
-output that was kept, again, at the new sample's time; dropped when there is
-none yet).  The model under it runs on and draws as always.  Rows of a
-sample at which events are active carry their names under ``events``
-(:func:`acres_sim.pipeline.rows.with_event_names`); rows without an active
-event have no such key, so a run whose events never trigger writes the rows
-of a run without events.
+output that was kept, again, at the new sample's time, with the new sample's
+truth; dropped when there is none yet).  The model under it runs on and
+draws as always.  Rows of a sample at which events are active carry their
+names under ``events`` (:func:`acres_sim.pipeline.rows.with_event_names`);
+rows without an active event have no such key, so a run whose events never
+trigger writes the rows of a run without events.
 """
 
 import numpy as np
@@ -25,12 +25,15 @@ class OutputFaults:
     """Dropout and freeze of one sensor (``sensor``: events.SENSOR_*) of a
     vehicle with the events ``events`` (a core.events.VehicleEvents).  In
     arrays a freeze repeats the first ``output_columns`` of a row (None: all of
-    it; the INS results keep their truth columns fresh)."""
+    it; the INS results keep their truth columns fresh); in rows it repeats
+    every key but the ``truth_keys`` (the GNSS row's true antenna), which
+    stay the new sample's."""
 
-    def __init__(self, events, sensor, output_columns=None):
+    def __init__(self, events, sensor, output_columns=None, truth_keys=()):
         self.events = events
         self.sensor = sensor
         self.columns = slice(None) if output_columns is None else slice(0, output_columns)
+        self.truth_keys = tuple(truth_keys)
         self.last = None            # the last output kept (a row, or an array row)
 
     def reset(self):
@@ -57,7 +60,7 @@ class OutputFaults:
         if fault == OUT_DROPPED or (fault == OUT_FROZEN and self.last is None):
             return None
         if fault == OUT_FROZEN:
-            row = dict(self.last)
+            row = {**self.last, **{k: row[k] for k in self.truth_keys if k in row}}
         else:
             self.last = dict(row)
         return with_event_names(row, self.names(view))

@@ -67,6 +67,10 @@ class StepChannel(_Channel):
         if not len(steps):
             return
         rows = [self.model.row(s) for s in samples.tolist()]
+        if not self.encoding:
+            for k, row in zip(steps.tolist(), rows):
+                self.push(k, row)
+            return
         encoded = self.encode_block(rows, self.timeline.ns_of_steps(steps))
         per_sample = zip(*[[(topic, data) for data in e.messages()] for topic, e in encoded])
         for k, row, messages in zip(steps.tolist(), rows, per_sample):

@@ -136,9 +136,11 @@ class OutputFolder:
                                   'give --out a new or empty folder')
             return []
         ours = set(previous)
-        # where the new run writes: its files, the bag folder (created new), the aside folder
-        places = set(self.new) | {f'bag/{f}' for f in _files_under(self.out / 'bag')} \
-            | {f'{ASIDE}/{f}' for f in _files_under(self.out / ASIDE)}
+        # where the new run writes: its files, the bag folder (created new, when the run
+        # has a bag), the aside folder
+        bag = {f'bag/{f}' for f in _files_under(self.out / 'bag')} \
+            if any(f.startswith('bag/') for f in self.new) else set()
+        places = set(self.new) | bag | {f'{ASIDE}/{f}' for f in _files_under(self.out / ASIDE)}
         clash = sorted(f for f in places - ours if os.path.lexists(self.out / f))
         if clash:
             raise OutputError(f'{self.out / clash[0]} is not a file of the {self.kind} '

@@ -32,7 +32,10 @@ writer processes take the heaviest writing off the simulation's process, to
 the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
 and ``ins.jsonl`` and ``truth.jsonl`` are built from the block arrays and
 written in the other (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl``
-and ``imu.jsonl`` stay here.
+and ``imu.jsonl`` stay here.  Without the bag (``RecordRequest.bag`` False,
+``--no-bag``) there is no bag writer and no channel encodes a message; without
+the report (``report`` False) no report.png is drawn: the rows are the same
+either way, and episode.json names what was left out (``options.left_out``).
 
 Faults (:mod:`acres_sim.record.output` keeps the folder safe): the models
 and signal handling are set up before any file is touched; the previous
@@ -133,6 +136,8 @@ class RecordRequest:
     options: RigOptions = field(default_factory=RigOptions)
     progress: bool = True
     parked: bool = False           # no route follower: the vehicles stay where they spawn
+    bag: bool = True               # False: no bag/ (no bag writer, no message encoded for it)
+    report: bool = True            # False: no report.png (the summary is still made)
 
 
 DEFAULT_DURATION_S = 120.0
@@ -187,6 +192,10 @@ class _Recording:
                             if e.get('log') == 'inject'}
         self.agents = [self._agent(k, v, config, len(vehicles))
                        for k, (v, config) in enumerate(zip(vehicles, run.configs))]
+        if not request.bag:            # no bag: no channel encodes a message
+            for agent in self.agents:
+                for channel in agent.vehicle.channels.values():
+                    channel.encoding = False
         self.rows = self.bag = None             # the writers: start()
         self.batches = self.agents[0].vehicle.batches     # /clock
         self.timeline = self.agents[0].vehicle.timeline   # the ROS times of the steps
@@ -223,8 +232,10 @@ class _Recording:
 
     def files(self):
         """Every file this run may write, relative to the output folder."""
-        names = ['bag/bag.mcap', 'bag/metadata.yaml']
+        names = ['bag/bag.mcap', 'bag/metadata.yaml'] if self.request.bag else []
         for name in ('report.png', 'episode.json'):
+            if name == 'report.png' and not self.request.report:
+                continue
             names += [name, part_name(name).name]
         for agent in self.agents:
             names += [self._relative(path) for path in self._jsonl_paths(agent).values()]
@@ -260,6 +271,8 @@ class _Recording:
         self.rows = RowProcess(row_files, [agent.vehicle.delay_s for agent in self.agents],
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock)
+        if not self.request.bag:
+            return
         # run() stops gracefully between blocks: no signal hold per message
         # the pipeline's typestore: it has the types the wheels lack (gps_msgs)
         self.bag = BagWriter(self.out / 'bag', TYPESTORE, hold_interrupts=False, background=True,
@@ -307,7 +320,8 @@ class _Recording:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            self._static_tf()
+            if self.bag is not None:
+                self._static_tf()
             while self.step <= self.steps:
                 if self.stop.is_set():
                     self.cut_short = True
@@ -354,14 +368,18 @@ class _Recording:
 
     def _write_block(self, k0, k1, blocks):
         """Rows and messages of steps k0 .. k1-1; the bag gets them in time order
-        (at one time: /clock, then per agent its INS topics, then its deliveries)."""
-        clock_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
-        entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
+        (at one time: /clock, then per agent its INS topics, then its deliveries).
+        Without a bag, ``entries`` is None: no message is put together for it."""
+        entries = None
+        if self.bag is not None:
+            clock_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
+            entries = [_entry('/clock', clock_ns, self.batches.clock(clock_ns))]
+            for entry in self.log_entries:       # a repeated live run's event log, at its steps
+                if k0 <= entry['step'] < k1:
+                    entries.append(_joined('/' + EVENT_LOG_TOPIC,
+                                           [self.timeline.ns(entry['step'])],
+                                           [event_log(entry)]))
         rows = []
-        for entry in self.log_entries:       # a repeated live run's event log, at its steps
-            if k0 <= entry['step'] < k1:
-                entries.append(_joined('/' + EVENT_LOG_TOPIC, [self.timeline.ns(entry['step'])],
-                                       [event_log(entry)]))
         for agent, block in zip(self.agents, blocks):
             rows.append(self._sample(agent, k0, block, entries))
             push_step_sensors(agent.vehicle, k0, block.states)
@@ -370,7 +388,8 @@ class _Recording:
         for agent in self.agents:      # the rows on disk before the bag has their messages
             for file in agent.files.values():
                 file.flush()
-        self.bag.write_block(entries)
+        if self.bag is not None:
+            self.bag.write_block(entries)
 
     def _sample(self, agent, k0, b, entries):
         """The block's samples (steps k0 ...): the INS topics and the report's truth
@@ -378,7 +397,8 @@ class _Recording:
         (the heading of each GNSS epoch from the state's quaternion at its step,
         ``b.states[k - k0]``, and the receiver's fix state; the INS and truth
         rows are the row writer's: returns its item of the block; the INS
-        report items wait for their delivery in the INS channel)."""
+        report items wait for their delivery in the INS channel).  The bag's
+        messages go into ``entries``, unless it is None (no bag)."""
         for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
             if not np.isfinite(values).all():   # then their rows skip the search per line
                 raise FloatingPointError(f'agent {agent.index}: the {name} model gave a '
@@ -391,7 +411,9 @@ class _Recording:
             ins_k, ins, ins_names = channels['ins'].faulted(b.ins_k, b.ins,
                                                             b.ins_ev if len(events) else None)
             dropped = len(ins_k) < len(b.ins_k)     # a dropout: the ground truth goes on
-            self._ins_topics(agent, ins_k, ins, entries, (b.ins_k, b.ins) if dropped else None)
+            if entries is not None:
+                self._ins_topics(agent, ins_k, ins, entries,
+                                 (b.ins_k, b.ins) if dropped else None)
             # the rows themselves are the row writer's; the report keeps a few values
             variance = {'position_covariance': agent.vehicle.ins.position_variance}
             for k, values in zip(ins_k.tolist(), ins[:, [P_INS, P_INS + 1, P_INS + 2,
@@ -417,7 +439,7 @@ class _Recording:
             return agent.index, ins_k, ins, b.truth_k, b.truth
         agent.intervals.take(b.truth_ev)
         agent.intervals.take_clock(events.state)
-        status = agent.status.messages(b.truth_k, b.truth_ev)
+        status = agent.status.messages(b.truth_k, b.truth_ev) if entries is not None else ()
         if status:
             entries.append(_joined('/diagnostics', [self.timeline.ns(k) for k, _ in status],
                                    [data for _, data in status]))
@@ -428,7 +450,8 @@ class _Recording:
 
     def _deliver(self, agent, k_end, entries):
         """Every sample delivered before step ``k_end``: its file row and topics
-        (the bag's entries per topic, each in the order the channel sends them)."""
+        (the bag's ``entries`` per topic, each in the order the channel sends
+        them; None: no bag)."""
         vehicle = agent.vehicle
         for name in ('gnss', 'gnss_heading', 'imu', 'ins', *STEP_SENSORS):
             channel = vehicle.channels.get(name)
@@ -457,7 +480,7 @@ class _Recording:
                 else:
                     report.append(row)
             for topic, (whens, datas) in sent.items():
-                if whens:
+                if whens and entries is not None:
                     entries.append(_joined(topic, whens, datas))
 
     def _ins_topics(self, agent, ins_k, ins, entries, truth):
@@ -490,8 +513,9 @@ class _Recording:
             errors.append(err)
             rows_failed = True
         try:
-            self.bag.close()
-            self.bag_closed = not isinstance(self.failure, BagWriterError)
+            if self.bag is not None:
+                self.bag.close()
+                self.bag_closed = not isinstance(self.failure, BagWriterError)
         except (OSError, WriterProcessError) as err:
             errors.append(err)
         for agent in self.agents:
@@ -507,16 +531,18 @@ class _Recording:
 
     def _file_states(self):
         """relative path -> 'whole', 'cut short' (whole lines, but its writer
-        failed), 'needs repair' (a bag that was not closed) or 'missing'."""
+        failed), 'needs repair' (a bag that was not closed) or 'missing'; the
+        bag only when the run writes one."""
         states = {}
         for agent in self.agents:
             for path in self._jsonl_paths(agent).values():
                 name = self._relative(path)
                 states[name] = ('missing' if not path.is_file() else
                                 'cut short' if name in self.failed_files else 'whole')
-        bag = self.out / 'bag'
-        states['bag'] = ('whole' if self.bag_closed and (bag / 'metadata.yaml').is_file() else
-                         'needs repair' if (bag / 'bag.mcap').is_file() else 'missing')
+        if self.request.bag:
+            bag = self.out / 'bag'
+            states['bag'] = ('whole' if self.bag_closed and (bag / 'metadata.yaml').is_file() else
+                             'needs repair' if (bag / 'bag.mcap').is_file() else 'missing')
         return states
 
     @staticmethod
@@ -544,13 +570,14 @@ class _Recording:
         sim_s = max(self.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         files = self._file_states()
         report_error = None
-        if self.failure is None:
+        if self.failure is None and self.request.report:
             try:
                 write_atomically(self.out / 'report.png', None, write=lambda path: write_pages(
                     path, pages, self.scene, title=self._title(sim_s)))
             except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
                 report_error = err
-        files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
+        if self.request.report:
+            files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
         status = 'failed' if self.failure or report_error else \
             'cut short' if self.cut_short else 'complete'
         vehicles = [self._vehicle_entry(agent, page.summary, files)
@@ -619,6 +646,10 @@ class _Recording:
             out['sensor_keys'] = dict(o.overrides)
         if o.add_outages:
             out['add_outages'] = list(o.add_outages)
+        left_out = [name for name, wanted in (('bag', self.request.bag),
+                                              ('report.png', self.request.report)) if not wanted]
+        if left_out:                   # --no-bag, --no-report: named as in files
+            out['left_out'] = left_out
         return out
 
     def _vehicle_entry(self, agent, summary, files):
@@ -651,7 +682,7 @@ class _Recording:
         """One line: what failed, and what to do about the bag."""
         text = (f'the recording in {self.out} failed after {episode["simulated_s"]:.1f} s '
                 f'of simulated time: {_one_line(error)}')
-        if episode['files']['bag'] == 'needs repair':
+        if episode['files'].get('bag') == 'needs repair':
             text += f'; the bag was not closed: run acres-sim bag repair {self.out / "bag"}'
         if 'episode.json' in episode['files']:
             text += '; episode.json could not be written'

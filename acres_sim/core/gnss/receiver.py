@@ -8,6 +8,8 @@ correction age, the epoch's 11 random values, the fix-state machine, the error
 model, then the row with the datum outputs and the GGA sentence.  Everything
 numerical runs in one numba kernel (:func:`gnss_epochs`, which also puts the
 position on the ellipsoid in every frame); this module wires it and builds the row.
+The row ends with the truth of the antenna (:data:`TRUTH_KEYS`, acres_sim's,
+not the spec's), so a receiver's output can be scored without lever-arm work.
 
 The model is deterministic given its two streams: the GNSS-error stream
 (11 values every epoch, in every state) and the constellation stream (drawn
@@ -46,7 +48,7 @@ from acres_sim.core.gnss.sky import (SKY_HDOP, SKY_HDOP_ALL, SKY_MULTIPATH, SKY_
 from acres_sim.core.rng import STREAMS, Pcg32
 
 __all__ = ['GnssSettings', 'GnssReceiver', 'SOLUTION', 'OUTPUT_FRAMES', 'RECORD_SIZE',
-           'gnss_epochs']
+           'TRUTH_KEYS', 'gnss_epochs']
 
 # Human-readable solution of each fix state (the row's "solution" key).
 SOLUTION = {'no_fix': 'no fix', 'single': 'single point', 'dgps': 'differential',
@@ -58,6 +60,12 @@ OUTPUT_FRAMES = {'wgs84_g2139': 'wgs84_g2139', 'nad83': 'nad83_harn'}
 FRAME_PREFIXES = (('wgs84_', WGS84_G2139), ('nad83_harn_', NAD83_HARN),
                   ('nad83_2011_', NAD83_2011))
 GEODETIC_FRAMES = tuple(code for _prefix, code in FRAME_PREFIXES)
+# The last keys of a row: the true antenna at the sample time, in grid ENU (the
+# frame of position_enu_m) and, with a georeference, in the output frame (that
+# of latitude_deg, longitude_deg, ellipsoidal_height_m).  Every epoch has them,
+# one without a fix too; a freeze keeps them fresh (pipeline.faults).
+TRUTH_KEYS = ('true_antenna_enu_m', 'true_latitude_deg', 'true_longitude_deg',
+              'true_ellipsoidal_height_m')
 
 
 class GnssSettings(NamedTuple):
@@ -94,20 +102,23 @@ REC_SIGMA_MP = REC_SIGMA_WHITE + 3         # 3: sigma of the multipath error
 REC_ERROR = REC_SIGMA_MP + 3               # 3: the error added to the antenna, ENU [m]
 REC_GEODETIC = REC_ERROR + 3               # 9: phi, lambda [rad], h [m] of the position in
 #   each frame of FRAME_PREFIXES (WGS84 (G2139), NAD83(HARN), NAD83(2011)); NaN at no fix
-RECORD_SIZE = REC_GEODETIC + 9
+REC_TRUE_GEODETIC = REC_GEODETIC + 9       # 3: phi, lambda [rad], h [m] of the true antenna
+#   in the output frame (every epoch, with a fix or without)
+RECORD_SIZE = REC_TRUE_GEODETIC + 3
 
 
 @njit(cache=True)
 def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, cylinders,
                 spheres, sky_params, correction_interval_s, correction_latency_s, outages,
                 rtk, errors, rng_state, fix_state, u, z, los, classes, values, years,
-                site_params, effects, views, denied, records):
+                site_params, output_frame, effects, views, denied, records):
     """Consecutive epochs of one receiver, record by record (see the module
     docstring for the order).  ``last_t`` is the time of the epoch before the
     first one, or negative for none; the error stream, the fix-state memory
     and the error states u, z are updated in place.  ``years`` (a
     geo.epoch.YearTable) and ``site_params`` place the position on the
-    ellipsoid at the epoch.  ``effects`` (events.EventEffects) and ``views``
+    ellipsoid at the epoch, the true antenna in the frame code ``output_frame``
+    too.  ``effects`` (events.EventEffects) and ``views``
     (n, events, 3: each event's view at the epoch) are the fault events;
     ``denied`` room for their satellite mask."""
     events_on = effects.kind.shape[0] > 0
@@ -156,13 +167,17 @@ def gnss_epochs(times, antennas, last_t, constellation, site, system_on, boxes, 
         out[REC_LOCKED] = fix_state[LOCKED] if fix >= RTK_FLOAT else 0.0
         out[REC_T_LOCK] = fix_state[T_LOCK]
         out[REC_CONVERGE], out[REC_TIME_TO_FIX] = fix_state[CONVERGE], fix_state[TIME_TO_FIX]
+        epoch_year = decimal_year_kernel(t, years)
+        phi, lam, height = enu_to_geodetic_rad(antennas[i, 0], antennas[i, 1], antennas[i, 2],
+                                               epoch_year, site_params, output_frame)
+        out[REC_TRUE_GEODETIC], out[REC_TRUE_GEODETIC + 1] = phi, lam
+        out[REC_TRUE_GEODETIC + 2] = height
         if fix == NO_FIX:
             out[REC_GEODETIC:REC_GEODETIC + 9] = np.nan
             continue
         e = antennas[i, 0] + out[REC_ERROR]
         n = antennas[i, 1] + out[REC_ERROR + 1]
         h = antennas[i, 2] + out[REC_ERROR + 2]
-        epoch_year = decimal_year_kernel(t, years)
         for j in range(3):
             phi, lam, height = enu_to_geodetic_rad(e, n, h, epoch_year, site_params,
                                                    GEODETIC_FRAMES[j])
@@ -246,8 +261,8 @@ class GnssReceiver:
                     self.scene.cylinders, self.scene.spheres, s.sky, s.correction_interval_s,
                     s.correction_latency_s, s.outages, s.rtk, s.errors, self.rng.state,
                     self.fix_state, self.u, self.z, self._los, self._classes, self._values,
-                    self._years, self.site.params, self.effects, views, self._denied,
-                    records)
+                    self._years, self.site.params, self._output_code, self.effects, views,
+                    self._denied, records)
         self.last_t = float(times[-1])
         return records
 
@@ -295,6 +310,12 @@ class GnssReceiver:
         if s.georeferenced:
             row.update(self._geodetic(t, position, fix, age, sky,
                                       r[REC_GEODETIC:REC_GEODETIC + 9]))
+        row['true_antenna_enu_m'] = [float(a) for a in antenna]
+        if s.georeferenced:
+            phi, lam, height = r[REC_TRUE_GEODETIC:REC_TRUE_GEODETIC + 3]
+            row['true_latitude_deg'] = math.degrees(phi)
+            row['true_longitude_deg'] = math.degrees(lam)
+            row['true_ellipsoidal_height_m'] = height
         return row
 
     def _geodetic(self, t, position, fix, age, sky, geodetic):
