@@ -178,6 +178,14 @@ def test_gnss_is_scored_at_its_antenna_per_fix_state(polaris):
     s = evaluate(polaris, ['gnss', f'{polaris / "bag"}:/gnss_receiver/fix'])
     rows, fix = s['estimates']
     assert rows['point'] == 'gnss_antenna'
+    # the truth at the antenna (chassis + lever arm) is the receiver's own
+    own = [r for r in _rows(polaris / 'gnss.jsonl') if r.get('position_enu_m') is not None]
+    errors = np.array([r['position_enu_m'] for r in own]) \
+        - np.array([r['true_antenna_enu_m'] for r in own])
+    assert rows['position']['horizontal']['rmse'] == pytest.approx(
+        math.sqrt(np.mean(errors[:, 0] ** 2 + errors[:, 1] ** 2)), abs=1e-9)
+    assert rows['position']['axes']['up']['mean'] == pytest.approx(errors[:, 2].mean(),
+                                                                   abs=1e-9)
     assert fix['position']['horizontal']['rmse'] == pytest.approx(
         rows['position']['horizontal']['rmse'], rel=1e-4)
     states = rows['by_fix_state']

@@ -13,7 +13,7 @@ EXEC_DEPENDS = {
     'rclpy', 'std_msgs', 'sensor_msgs', 'nav_msgs', 'geometry_msgs', 'rosgraph_msgs',
     'diagnostic_msgs', 'tf2_ros', 'tf2_msgs', 'launch', 'launch_ros',
     'python3-numpy', 'python3-yaml', 'python3-pyproj', 'python3-matplotlib', 'python3-numba',
-    'python3-rosbags-pip', 'mcap-ros2-support'}
+    'python3-rosbags-pip', 'mcap-ros2-support', 'python3-scipy', 'python3-pandas'}
 TEST_DEPENDS = {'launch_pytest', 'python3-pytest'}
 
 

@@ -1,6 +1,12 @@
 """One estimate against the truth of the point it claims: absolute and
-relative errors (evo), heading and attitude, availability, consistency of the
+relative errors, heading and attitude, availability, consistency of the
 reported covariance, and all of it per GNSS fix state and per event window.
+
+evo gives the trajectories, the truth's interpolation at the estimate's
+times and the alignment; the errors follow evo's definitions (APE, RPE of
+the translation part, the rotation angle) but are computed on all samples
+at once with numpy and scipy's rotations, since evo takes them pose by pose
+(seconds per ten thousand poses, and a run has hundreds of thousands).
 
 Errors are estimate minus truth in grid ENU (``map``), after the alignment
 asked for: ``none``; ``se3``, evo's Umeyama alignment (rotation and
@@ -47,6 +53,7 @@ class Scored:
 
 
 def _stats(values):
+    """RMSE, mean (signed: a bias), std, and max and percentiles of |value|."""
     values = np.asarray(values, dtype=float)
     if not len(values):
         return None
