@@ -157,7 +157,8 @@ def cmd_sweep(args):
         overrides=overrides, gnss_outages=args.opt_outages)
     print(result.summary)
     complete = int((result.table['status'] == 'complete').sum()) if len(result.table) else 0
-    print(f'{len(result.table)} runs: {complete} complete ({result.skipped} skipped), '
+    runs = len(result.table)
+    print(f'{runs} run{"" if runs == 1 else "s"}: {complete} complete ({result.skipped} skipped), '
           f'{len(result.failed)} failed; in {result.out}/: sweep.json summary.csv '
           'summary.parquet sweep.png runs/')
     for run_id, error in result.failed:

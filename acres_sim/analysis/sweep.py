@@ -319,6 +319,10 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _runs_word(n) -> str:
+    return f'{n} run' if n == 1 else f'{n} runs'
+
+
 def _duration(seconds) -> str:
     seconds = int(round(seconds))
     if seconds < 60:
@@ -489,7 +493,7 @@ def sweep(rig='polaris', seeds=None, grid=None, out='sweeps/latest', duration=No
                 with _Cluster(workers, scheduler) as cluster:
                     show = sys.stderr.isatty() if progress is None else bool(progress)
                     bar = _Progress(len(runs), skipped, cluster.threads(), show)
-                    print(f'acres-sim sweep: {len(runs)} runs'
+                    print(f'acres-sim sweep: {_runs_word(len(runs))}'
                           f'{f" ({skipped} finished before, skipped)" if skipped else ""} '
                           f'on {cluster.where}', file=sys.stderr, flush=True)
                     records = _run_pending(pending, cluster, bar)
