@@ -1,7 +1,7 @@
 """``acres-sim``: the command line of acres_sim.
 
 Sub-commands so far: ``config show | check | convert | docs``, ``record``,
-``bag repair``, ``up``, ``site`` and ``geo enu | geodetic | utm``.
+``sweep``, ``bag repair``, ``up``, ``site`` and ``geo enu | geodetic | utm``.
 User mistakes end with one line on stderr and exit status 2, never a traceback;
 a mistake in the arguments too (the usage is in ``--help``).
 ``config check`` is a linter: one line per file on stdout, status 1 if any
@@ -19,7 +19,7 @@ import sys
 from acres_sim import __version__
 from acres_sim.config import ConfigError, read_layer, resolve
 from acres_sim.config.loader import packaged_notice
-from acres_sim.config.options import (add_config_arguments, config_from_args,
+from acres_sim.config.options import (VIBRATION_KEYS, add_config_arguments, config_from_args,
                                       overrides_from_args)
 from acres_sim.config.render import describe_keys, parameters_markdown, params_yaml
 from acres_sim.config.scenario import MAX_DURATION_S
@@ -131,6 +131,40 @@ def _record(args, stop):
     print(f'{episode["simulated_s"]:g} s simulated{note} at '
           f'{episode["real_time_factor"]:.1f}x real time; in {out}/: {" ".join(written)}')
     return stop.exit_status if episode['cut_short'] else 0      # 130 Ctrl-C, 143 SIGTERM
+
+
+def cmd_sweep(args):
+    from acres_sim.analysis.sweep import sweep
+    from acres_sim.config.sweep_plan import parse_grid_option
+
+    if args.opt_seed is not None:
+        raise UsageError(f'--seed {args.opt_seed}: a sweep takes --seeds (e.g. --seeds 1-10)')
+    _check_duration(args.duration)
+    grid = {}
+    for text in args.grid:
+        name, values = parse_grid_option(text)
+        if name in grid:
+            raise UsageError(f'--grid {name} is given twice; give all its values in one --grid')
+        grid[name] = values
+    overrides = {name: value for name, value in overrides_from_args(args).items()
+                 if args.opt_vibration is None or name not in VIBRATION_KEYS}
+    result = sweep(
+        args.rig, seeds=args.seeds, grid=grid, out=args.out, duration=args.duration,
+        workers=args.workers, scheduler=args.scheduler, bags=args.bags, reports=args.reports,
+        progress=False if args.no_progress else None, agents=args.agents, route=args.route,
+        laps=args.laps, repeat=args.repeat, scene=args.scene, terrain=args.terrain,
+        vibration=args.opt_vibration, events=args.events, parked=args.parked,
+        config=args.opt_config, vehicle_config=args.opt_vehicle_config, site=args.opt_site,
+        overrides=overrides, gnss_outages=args.opt_outages)
+    print(result.summary)
+    complete = int((result.table['status'] == 'complete').sum()) if len(result.table) else 0
+    runs = len(result.table)
+    print(f'{runs} run{"" if runs == 1 else "s"}: {complete} complete ({result.skipped} skipped), '
+          f'{len(result.failed)} failed; in {result.out}/: sweep.json summary.csv '
+          'summary.parquet sweep.png runs/')
+    for run_id, error in result.failed:
+        print(f'acres-sim sweep: failed: {run_id}: {error}', file=sys.stderr)
+    return 1 if result.failed else 0
 
 
 def _check_duration(duration):
@@ -519,6 +553,41 @@ def build_parser():
                           'episode.json)')
     add_config_arguments(rec, vehicle_choice=False)
     rec.set_defaults(run=cmd_record)
+
+    swp = commands.add_parser('sweep', help='record and evaluate a scenario over seeds and a '
+                                            'grid of parameters, on a Dask cluster')
+    _add_rig(swp)
+    swp.add_argument('--seeds', metavar='SEEDS',
+                     help="the seeds: 1-100, 1,5,9 or 1-10,20 (default: the scenario's sweep "
+                          'block)')
+    swp.add_argument('--grid', metavar='KEY=V1,V2,...', action='append', default=[],
+                     help='a grid axis: a configuration key (applied as --set KEY=V), terrain, '
+                          'route or vibration, with its values (a YAML list for list values: '
+                          "KEY='[[\"60:90\"], [\"60:150\"]]'); repeatable, the runs are "
+                          'the product of the axes and the seeds')
+    swp.add_argument('--duration', type=float, metavar='S',
+                     help="simulated seconds of each run (default: the scenario's, else 120)")
+    swp.add_argument('--out', default='sweeps/latest', metavar='DIR',
+                     help='the sweep folder: new, empty, or this sweep to go on with it '
+                          '(default %(default)s)')
+    swp.add_argument('--workers', type=int, metavar='N',
+                     help='worker processes of the local Dask cluster (default: one per core)')
+    swp.add_argument('--scheduler', metavar='tcp://HOST:PORT',
+                     help='run on the Dask cluster of this scheduler instead of a local one '
+                          '(its workers must see the output folder)')
+    swp.add_argument('--bags', action='store_true', help="keep each run's rosbag2")
+    swp.add_argument('--reports', action='store_true', help="keep each run's report.png")
+    swp.add_argument('--agents', type=int, metavar='N',
+                     help='N copies of the vehicle of a one-vehicle rig in every run')
+    swp.add_argument('--route', metavar='NAME|FILE', help='route of every vehicle')
+    _add_laps(swp)
+    swp.add_argument('--scene', metavar='FILE', help="obstacle scene (default: the scenario's)")
+    _add_terrain(swp)
+    swp.add_argument('--parked', action='store_true',
+                     help='no route follower: the vehicles stay where they spawn')
+    swp.add_argument('--no-progress', action='store_true', help='no status line')
+    add_config_arguments(swp, vehicle_choice=False)
+    swp.set_defaults(run=cmd_sweep)
 
     inj = commands.add_parser('inject', help='inject a fault event into the running rig, or '
                                              'clear one (docs/events.md)')

@@ -25,7 +25,8 @@ from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.topics import UTM_FRAME
 from acres_sim.record.output import OutputFolder
 
-__all__ = ['DATUMS', 'RunError', 'evaluate', 'summary_text', 'table_row']
+__all__ = ['DATUMS', 'HEADLINE', 'RunError', 'evaluate', 'headline_columns', 'summary_text',
+           'table_row']
 
 DATUMS = ('wgs84_g2139', 'nad83_2011', 'nad83_harn')
 
@@ -212,6 +213,20 @@ def table_row(summary):
                 row[f'{name}.{state}.horizontal_rmse_m'] = figures['horizontal_rmse_m']
         row[f'{name}.flags'] = len(e['flags'])
     return row
+
+
+#: The columns of :func:`table_row` a sweep draws and summarises, per estimate.
+HEADLINE = ('horizontal_rmse_m', 'horizontal_p95_m', 'availability', 'nees_position_3d',
+            'heading_rmse_deg')
+
+
+def headline_columns(columns):
+    """Of a table's ``columns``, the :data:`HEADLINE` ones, estimate by estimate."""
+    columns = list(columns)
+    names = dict.fromkeys(c.rsplit('.', 1)[0] for c in columns
+                          if '.' in c and c.rsplit('.', 1)[1] in HEADLINE)
+    return [f'{name}.{metric}' for name in names for metric in HEADLINE
+            if f'{name}.{metric}' in columns]
 
 
 def _cm(value):

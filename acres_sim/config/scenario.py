@@ -18,6 +18,8 @@ is YAML (JSON works too)::
     rtf: 1.0                    # optional: real-time factor of a live run
     zones: {barn: {polygon: [[-60, 20], [-20, 20], [-20, 60]]}}   # optional: event zones
     events: [{type: gnss_denial, zone: barn}]   # optional: fault events (config.events)
+    sweep: {seeds: 1-20, grid: {terrain: [flat, acre]}}  # optional: acres-sim sweep's
+                                                         # seeds and grid (config.sweep_plan)
     vehicles:
       - name: polaris           # the vehicle's key in the sim node's parameters
         model: polaris          # polaris or maxxum (``vehicle:`` in the rig files)
@@ -63,6 +65,7 @@ from acres_sim.config.node_params import AGENT_PARAMS, VEHICLES, sim_param
 from acres_sim.config.records import site_georeference_args
 from acres_sim.config.routes import DEFAULT_ROUTES, load_route
 from acres_sim.config.schema import NON_BLANK, Key
+from acres_sim.config.sweep_plan import SweepPlan, read_sweep_block
 from acres_sim.config.terrain import terrain_argument
 from acres_sim.config.validate import (ConfigError, check, check_keys, check_value, missing,
                                        value_error)
@@ -86,7 +89,7 @@ JOIN_WITHIN_M = 20.0              # a spawn off the route's start: at most this 
 PACKAGED_FOLDERS = ('rigs', 'scenarios')
 
 _TOP_KEYS = ('description', 'site', 'scene', 'terrain', 'duration_s', 'seed', 'rtf',
-             'vehicles', 'zones', 'events')
+             'vehicles', 'zones', 'events', 'sweep')
 _VEHICLE_KEYS = ('name', 'model', 'vehicle', 'namespace', 'frame_prefix', 'agent_index',
                  'spawn', 'route', 'parked', 'sensors')
 _GRID_SPAWN = ('east_m', 'north_m', 'heading_deg')
@@ -219,6 +222,7 @@ class Scenario:
     seed: Optional[int] = None
     rtf: Optional[float] = None
     events: EventPlan = EventPlan()   # its fault events and their zones
+    sweep: SweepPlan = SweepPlan()    # the seeds and grid of acres-sim sweep (others ignore it)
     resolved: bool = False        # its vehicles placed by resolve_scenario
 
 
@@ -286,7 +290,8 @@ def read_scenario(name_or_path) -> Scenario:
                     if 'duration_s' in tree else None),
         seed=check_value('seed', tree['seed'], source) if 'seed' in tree else None,
         rtf=check(sim_param('rtf'), tree['rtf'], source) if 'rtf' in tree else None,
-        events=events)
+        events=events,
+        sweep=read_sweep_block(tree['sweep'], source) if 'sweep' in tree else SweepPlan())
 
 
 def _vehicle(entry, i, source) -> ScenarioVehicle:
