@@ -16,16 +16,16 @@ import tempfile
 
 import pandas as pd
 
-from acres_sim.analysis.sweep import sweep
+import acres_sim
 from acres_sim.analysis.sweep_table import metric_columns
 
 BASELINE = 'gnss.corrections.baseline_km'
 
 
 def main(out):
-    result = sweep('polaris', seeds='1-4', grid={BASELINE: [1.0, 30.0]}, duration=60.0, out=out)
+    result = acres_sim.sweep('polaris', seeds='1-4', grid={BASELINE: [1.0, 30.0]}, duration=60.0, out=out)
     table = result.table
-    metrics = metric_columns(table, [BASELINE])     # the evaluation's numeric columns
+    metrics = metric_columns(table, [BASELINE])     # the evaluation's headline columns
     with pd.option_context('display.width', 160, 'display.max_columns', 12):
         print(table[['run_id', 'seed', BASELINE, 'status', 'wall_s', *metrics]])
         print('\nmedian over the seeds:')

@@ -24,6 +24,7 @@ from acres_sim.analysis.run_truth import RunError, is_bag, load_live_bag, load_r
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.topics import UTM_FRAME
 from acres_sim.record.output import OutputFolder
+from acres_sim.record.report import FIX_STATES
 
 __all__ = ['DATUMS', 'HEADLINE', 'RunError', 'evaluate', 'headline_columns', 'summary_text',
            'table_row']
@@ -221,10 +222,12 @@ HEADLINE = ('horizontal_rmse_m', 'horizontal_p95_m', 'availability', 'nees_posit
 
 
 def headline_columns(columns):
-    """Of a table's ``columns``, the :data:`HEADLINE` ones, estimate by estimate."""
+    """Of a table's ``columns``, the :data:`HEADLINE` ones of each estimate as a
+    whole (not those per fix state), estimate by estimate."""
     columns = list(columns)
     names = dict.fromkeys(c.rsplit('.', 1)[0] for c in columns
-                          if '.' in c and c.rsplit('.', 1)[1] in HEADLINE)
+                          if '.' in c and c.rsplit('.', 1)[1] in HEADLINE
+                          and c.rsplit('.', 1)[0].rsplit('.', 1)[-1] not in FIX_STATES)
     return [f'{name}.{metric}' for name in names for metric in HEADLINE
             if f'{name}.{metric}' in columns]
 
