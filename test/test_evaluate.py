@@ -437,3 +437,11 @@ def test_a_live_bag_scores_as_its_recording(polaris, tmp_path, namespace):
         evaluate(bag, ['ins'], rig='polaris')
     with pytest.raises(RunError, match='no sim/truth of vehicle'):
         evaluate(bag, rig='mixed')
+
+
+def test_out_never_takes_a_recording(polaris, capsys):
+    """--out at the run itself (or any recording) is refused: nothing of it is touched."""
+    before = sorted(p.name for p in polaris.iterdir())
+    assert main(['evaluate', str(polaris), '--out', str(polaris), '--no-plots']) == 2
+    assert 'holds a recording or a bag' in capsys.readouterr().err
+    assert sorted(p.name for p in polaris.iterdir()) == before

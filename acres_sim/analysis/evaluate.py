@@ -168,6 +168,10 @@ def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum
 def _write(out, summary, scored, truth, plots):
     from acres_sim.analysis.report import draw_estimate, markdown
 
+    if out.resolve() == truth.folder.resolve() or (out / 'episode.json').exists() \
+            or (out / 'metadata.yaml').exists():
+        raise RunError(f'--out {out} holds a recording or a bag: give the evaluation a '
+                       'folder of its own (default RUN/eval)')
     pictures = {f'{_slug(s.summary["name"])}.png': s for s in scored} if plots else {}
     names = ['summary.json', 'summary.md', *pictures]
     folder = OutputFolder(out, kind='evaluation', command='acres-sim evaluate')
