@@ -10,11 +10,14 @@ Used for every file acres_sim writes in one go: the recorder's report,
 ``up --print-nodes DIR``'s parameter files.
 """
 
+import errno
+import fcntl
 import os
 from pathlib import Path
 import stat
 
-__all__ = ['NotARegularFile', 'part_name', 'read_regular', 'write_atomically']
+__all__ = ['NotARegularFile', 'claim_lock', 'part_name', 'read_regular', 'try_lock',
+           'write_atomically']
 
 
 class NotARegularFile(OSError):
@@ -59,3 +62,25 @@ def write_atomically(path, data: bytes, write=None) -> None:
         except OSError:
             pass
         raise
+
+
+def try_lock(path):
+    """Lock the file ``path`` (made if need be) for this process, without
+    waiting (``fcntl.flock``): (its descriptor, None), or (None, the pid its
+    holder wrote into it) when another process holds it.  OSError otherwise."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        holder = os.read(fd, 64).decode('ascii', 'replace').strip() or '?'
+        os.close(fd)
+        if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return None, holder
+        raise
+    return fd, None
+
+
+def claim_lock(fd):
+    """Write this process's pid into the lock file held on ``fd``."""
+    os.ftruncate(fd, 0)
+    os.write(fd, f'{os.getpid()}\n'.encode('ascii'))

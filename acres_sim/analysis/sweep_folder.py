@@ -19,15 +19,13 @@ never loses a file of the user's.
   (:func:`acres_sim.files.write_atomically`).
 """
 
-import errno
-import fcntl
 import json
 import os
 from pathlib import Path
 
 from acres_sim import __version__
 from acres_sim.config.validate import ConfigError
-from acres_sim.files import read_regular, write_atomically
+from acres_sim.files import claim_lock, read_regular, try_lock, write_atomically
 
 __all__ = ['KIND', 'LOCK', 'SWEEP_FILE', 'SweepError', 'SweepFolder']
 
@@ -132,18 +130,14 @@ class SweepFolder:
 
     def _lock(self):
         path = self.out / LOCK
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd, holder = try_lock(path)
         except OSError as err:
-            holder = os.read(fd, 64).decode('ascii', 'replace').strip() or '?'
-            os.close(fd)
-            if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise SweepError(f'{self.out} is in use by another acres-sim sweep (pid '
-                                 f'{holder}); wait for it or give --out another folder') from None
             raise SweepError(f'cannot lock {path}: {err.strerror}') from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f'{os.getpid()}\n'.encode('ascii'))
+        if fd is None:
+            raise SweepError(f'{self.out} is in use by another acres-sim sweep (pid '
+                             f'{holder}); wait for it or give --out another folder')
+        claim_lock(fd)
         self._lock_fd = fd
 
     def close(self) -> None:

@@ -23,14 +23,13 @@ user's data.
   a part.
 """
 
-import errno
 import fcntl
 import json
 import os
 from pathlib import Path
 
 from acres_sim import __version__
-from acres_sim.files import read_regular, write_atomically
+from acres_sim.files import claim_lock, read_regular, try_lock, write_atomically
 
 __all__ = ['LEGACY_NAMES', 'LOCK', 'MANIFEST', 'WRITERS_LOCK', 'OutputError', 'OutputFolder',
            'claim', 'hold_writers_lock']
@@ -149,23 +148,18 @@ class OutputFolder:
 
     def _lock(self):
         path = self.out / LOCK
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd, holder = try_lock(path)
         except OSError as err:
-            holder = os.read(fd, 64).decode('ascii', 'replace').strip() or '?'
-            os.close(fd)
-            if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise OutputError(f'{self.out} is being written by another {self.command} '
-                                  f'(pid {holder}); wait for it or give --out '
-                                  'another folder') from None
             raise OutputError(f'cannot lock {path}: {err.strerror}') from None
+        if fd is None:
+            raise OutputError(f'{self.out} is being written by another {self.command} '
+                              f'(pid {holder}); wait for it or give --out another folder')
         if _busy(self.out / WRITERS_LOCK):
             os.close(fd)
             raise OutputError(f'the writer processes of a recorder that ended early are still '
                               f'finishing their files in {self.out}; wait for them') from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f'{os.getpid()}\n'.encode('ascii'))
+        claim_lock(fd)
         self._lock_fd = fd
 
     def close(self) -> None:
