@@ -244,7 +244,7 @@ def _commands(parser, prefix=()):
 POSITIONALS = {'config check': ['a.yaml'], 'config convert': ['a.yaml'],
                'geo enu': ['1', '2', '3'], 'geo geodetic': ['40', '-87', '200'],
                'geo utm': ['5e5', '4.4e6', '200'], 'bag repair': ['runs/bag'],
-               'inject': ['--clear', 'x']}
+               'inject': ['--clear', 'x'], 'evaluate': ['runs/p']}
 
 
 @pytest.mark.parametrize('command', [' '.join(c) for c in _commands(build_parser())])
