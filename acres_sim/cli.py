@@ -181,9 +181,9 @@ def _print_notice(notice):
 
 def cmd_evaluate(args):
     from acres_sim.analysis.evaluate import RunError, evaluate, summary_text
-    from acres_sim.record.output import OutputError
-
     from acres_sim.analysis.run_truth import is_bag
+    from acres_sim.record.output import OutputError
+    from acres_sim.rig import RigOptions
 
     run = Path(args.run_dir)
     if args.out:
@@ -192,11 +192,19 @@ def cmd_evaluate(args):
         raise UsageError(f'{run} is a bag: give --out DIR for the evaluation')
     else:
         out = run / 'eval'
+    options = RigOptions(agents=args.agents, overrides=overrides_from_args(args),
+                         add_outages=tuple(args.opt_outages), config_file=args.opt_config,
+                         site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
+                         namespace=args.namespace or '')
+    if args.rig is None and options != RigOptions():
+        raise UsageError('--agents, --namespace and the configuration options describe the '
+                         'rig of a live bag: give --rig with them')
     try:
         summary = evaluate(run, args.estimates or None, out, vehicle=args.vehicle,
                            align=args.align, datum=args.datum, frame=args.frame,
                            child_frame=args.child_frame, stale_after_s=args.stale_after,
-                           plots=not args.no_plots, rig=args.rig)
+                           plots=not args.no_plots, rig=args.rig,
+                           rig_options=options if args.rig else None)
     except (RunError, OutputError) as err:
         raise UsageError(str(err)) from None
     print(summary_text(summary))
@@ -609,7 +617,14 @@ def build_parser():
                     help='a recording folder (acres-sim record), or the bag of a live run '
                          '(ros2 bag record with the vehicles\' sim/truth; give --rig)')
     ev.add_argument('--rig', metavar='NAME|FILE',
-                    help='for a live bag: the rig or scenario it ran (its vehicles and mounts)')
+                    help='for a live bag: the rig or scenario it ran (its vehicles and mounts), '
+                         'with the options below it ran with (--agents, --namespace, '
+                         '--config, --vehicle-config, --site, --set, ...)')
+    ev.add_argument('--agents', type=int, metavar='N',
+                    help='for a live bag: the rig ran with --agents N')
+    ev.add_argument('--namespace', metavar='NS',
+                    help='for a live bag: the namespace the whole rig ran under (default: '
+                         'found from the vehicles\' sim/truth topics)')
     ev.add_argument('--estimate', dest='estimates', action='append', default=[],
                     metavar='SOURCE',
                     help='what to score (repeatable): BAG:TOPIC (nav_msgs/Odometry, '
@@ -641,6 +656,7 @@ def build_parser():
                     help='an estimate older than S is not available (default: three of its '
                          'sample intervals)')
     ev.add_argument('--no-plots', action='store_true', help='no pictures')
+    add_config_arguments(ev, vehicle_choice=False)
     ev.set_defaults(run=cmd_evaluate)
 
     bag = commands.add_parser('bag', help='work on a recorded bag')

@@ -23,7 +23,8 @@ BASELINE = 'gnss.corrections.baseline_km'
 
 
 def main(out):
-    result = acres_sim.sweep('polaris', seeds='1-4', grid={BASELINE: [1.0, 30.0]}, duration=60.0, out=out)
+    result = acres_sim.sweep('polaris', seeds='1-4', grid={BASELINE: [1.0, 30.0]},
+                             duration=60.0, out=out)
     table = result.table
     metrics = metric_columns(table, [BASELINE])     # the evaluation's headline columns
     with pd.option_context('display.width', 160, 'display.max_columns', 12):

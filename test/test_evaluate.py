@@ -262,6 +262,76 @@ def test_an_odom_frame_is_aligned(polaris, tmp_path):
     assert raw['position']['horizontal']['rmse'] > 50.0
 
 
+def test_covariance_and_orientation_unknown_for_some_messages(polaris, tmp_path):
+    """A filter that reports no covariance at first (all zero), then a
+    singular one (z variance 0), then no yaw variance (-1), and no orientation
+    (a zero quaternion) in its first seconds: each figure is taken over the
+    samples that report it, and the fix-state rows where none does go without."""
+    _t, _xyz, _q, rows = _ins_truth(polaris)
+    rows = rows[::5]
+    t = np.array([r['sample_time_s'] for r in rows])
+    xyz = np.array([r['position_enu_m'] for r in rows])
+    xyzw = np.array([r['imu']['orientation_enu_xyzw'] for r in rows])
+    variances = _ins_variances(rows).copy()
+    n = len(rows)
+    variances[:n // 4] = 0.0                  # not known
+    variances[n // 4:n // 2, 2] = 0.0         # singular: no 3-D NEES, a horizontal one
+    variances[n // 2:, 5] = -1.0              # no yaw variance
+    xyzw[:n // 10] = 0.0                      # no orientation
+    est = write_odometry(tmp_path / 'b', polaris, t, xyz, xyzw, variances, every=1)
+    e = _only(evaluate(polaris, [est], out=tmp_path / 'e'))
+    cons = e['consistency']
+    assert cons['position_3d']['samples'] == n - n // 2
+    assert cons['horizontal']['samples'] == n - n // 4
+    assert cons['heading']['samples'] == n // 2 - n // 4
+    assert all(c['verdict'] == 'consistent' for c in cons.values())
+    assert e['flags'] == []
+    assert e['attitude']['heading_deg']['rmse'] < 0.5
+    garage = e['by_fix_state']['no_fix']           # the first minute: no covariance yet
+    assert garage['samples'] > 0 and 'nees_position' not in garage
+    assert json.loads((tmp_path / 'e' / 'summary.json').read_text())['estimates'][0][
+        'consistency']['heading']['samples'] == n // 2 - n // 4
+
+
+def test_a_turned_mount_is_scored_in_its_own_axes(polaris, tmp_path):
+    """An estimate of oxts_imu_link (the INS's IMU, mounted turned): the truth of
+    that frame is the chassis pose composed with the frame's /tf_static, as the
+    recording's bag publishes it; an estimate that is that truth scores zero."""
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([polaris / 'bag'], default_typestore=TYPESTORE) as reader:
+        static = [c for c in reader.connections if c.topic == '/tf_static']
+        transforms = {tf.child_frame_id: tf.transform
+                      for c, _t, raw in reader.messages(connections=static)
+                      for tf in reader.deserialize(raw, c.msgtype).transforms}
+    mount = transforms['oxts_imu_link']
+    r_mount = Rotation.from_quat([mount.rotation.x, mount.rotation.y, mount.rotation.z,
+                                  mount.rotation.w])
+    assert r_mount.magnitude() > 1.0                   # turned: the test means something
+    arm = [mount.translation.x, mount.translation.y, mount.translation.z]
+    t, xyz, xyzw, rows = _ins_truth(polaris)          # base_footprint
+    r_base = Rotation.from_quat(xyzw)
+    est = write_odometry(tmp_path / 'b', polaris, t, xyz + r_base.apply(arm),
+                         (r_base * r_mount).as_quat(), _ins_variances(rows),
+                         child='oxts_imu_link')
+    e = _only(evaluate(polaris, [est]))
+    assert e['point'] == 'oxts_imu_link'
+    assert e['attitude']['rotation_deg']['max'] < 1e-4
+    assert e['position']['3d']['max'] < 1e-4
+
+
+def test_names_that_slug_alike_get_a_picture_each(polaris, tmp_path):
+    t, xyz, xyzw, rows = _ins_truth(polaris)
+    one = write_odometry(tmp_path / 'b1', polaris, t, xyz, xyzw, _ins_variances(rows),
+                         topic='/a/b')
+    two = write_odometry(tmp_path / 'b2', polaris, t, xyz + [0.1, 0, 0], xyzw,
+                         _ins_variances(rows), topic='/a_b')
+    evaluate(polaris, [one, two], out=tmp_path / 'e')
+    assert sorted(p.name for p in (tmp_path / 'e').glob('*.png')) == ['a_b-2.png', 'a_b.png']
+    text = (tmp_path / 'e' / 'summary.md').read_text()
+    assert '## /a/b' in text and '## /a_b' in text and '(a_b-2.png)' in text
+
+
 def test_a_tum_file_in_ros_time_or_run_time(polaris, tmp_path):
     t, xyz, xyzw, _rows_ = _ins_truth(polaris)
     shifted = xyz + [0.0, 0.2, 0.0]
@@ -304,6 +374,32 @@ def test_consistency_of_honest_gaussian_errors():
     assert c['verdict'] == 'consistent'
     assert consistency(values * 3.0, 1)['verdict'] == 'overconfident'
     assert consistency(values / 3.0, 1)['verdict'] == 'conservative'
+
+
+def test_honest_short_runs_are_rarely_flagged():
+    """300 runs of honest 3-D errors correlated over 30 s (first-order Gauss-
+    Markov, 10 Hz), 30 s to 10 min long: either verdict but 'consistent' in at
+    most a few percent (the 99 % band; the autocorrelation of a short run,
+    trusted, called 15 % of the 60 s runs), while a covariance a hundred
+    times too small is called in every run, one a hundred times too large in
+    nine of ten (in 30 s of an error correlated over 30 s, one draw of it)."""
+    from scipy.signal import lfilter
+
+    rng = np.random.default_rng(11)
+    a = math.exp(-1.0 / (10 * 30.0))
+    for seconds in (30, 60, 120, 600):
+        called, over, under = 0, 0, 0
+        for _run in range(300 if seconds < 600 else 60):
+            white = rng.standard_normal((seconds * 10, 3)) * math.sqrt(1 - a * a)
+            white[0] = rng.standard_normal(3)
+            errors = lfilter([1.0], [1.0, -a], white, axis=0)
+            values = np.sum(errors ** 2, axis=1)
+            called += consistency(values, 3)['verdict'] != 'consistent'
+            over += consistency(values * 100, 3)['verdict'] == 'overconfident'
+            under += consistency(values / 100, 3)['verdict'] == 'conservative'
+        runs = 300 if seconds < 600 else 60
+        assert called <= 0.03 * runs, seconds
+        assert over == runs and under >= 0.9 * runs, seconds
 
 
 def test_effective_samples_of_an_ar1_series():
@@ -352,6 +448,9 @@ def test_the_command_writes_its_folder_and_keeps_others(polaris, tmp_path, capsy
     (['--estimate', '{bag}:tf:map:nowhere'], 'no transform map -> nowhere'),
     (['--vehicle', 'tractor'], "no vehicle 'tractor'"),
     (['--stale-after', '0'], 'allowed a time > 0 s'),
+    (['--estimate', 'ins', '--frame', 'odom'], '--frame and --child-frame are for an estimate'),
+    (['--agents', '2'], 'describe the rig of a live bag: give --rig'),
+    (['--rig', 'polaris'], 'its options are for a live bag'),
 ])
 def test_mistakes_are_one_line(polaris, tmp_path, capsys, args, message):
     args = [a.format(bag=polaris / 'bag') for a in args]
@@ -378,40 +477,50 @@ def test_summary_text_names_the_flags(polaris, tmp_path):
 
 # -- a live run's bag -----------------------------------------------------------------
 
-def _live_bag(run, bag, namespace=''):
-    """A bag as ``ros2 bag record`` takes it of the live rig: the sim node's
-    sim/truth (from truth.jsonl, the chassis), and the rig's vehicle/odom and
-    receiver topics copied from the recording's bag (live equals headless)."""
+LIVE_ONLY = ('/clock', '/tf', '/tf_static')     # what the live rig publishes at the root
+
+
+def _live_bag(run, bag, namespace='', start_s=0.0):
+    """A bag as ``ros2 bag record`` takes it of the live rig: each vehicle's
+    sim/truth (from its truth.jsonl, the chassis) and the rig's topics copied
+    from the recording's bag (live equals headless), all under ``namespace``
+    and from ``start_s`` on (a recording started after the rig)."""
     from rosbags.highlevel import AnyReader
 
     t0 = _t0_ns(run)
+    start_ns = t0 + int(start_s * 1e9)
     ns = f'/{namespace}' if namespace else ''
     header, time = T['std_msgs/msg/Header'], T['builtin_interfaces/msg/Time']
     g = 'geometry_msgs/msg/'
     zero = T[g + 'Vector3'](x=0.0, y=0.0, z=0.0)
+    episode = json.loads((run / 'episode.json').read_text())
     with Writer(bag, version=8, storage_plugin=StoragePlugin.MCAP) as writer:
-        truth = writer.add_connection(f'{ns}/sim/truth', 'nav_msgs/msg/Odometry',
-                                      typestore=TYPESTORE)
-        for row in _rows(run / 'truth.jsonl'):
-            ns_ = t0 + int(round(row['time_s'] * 1e9))
-            p, q = row['chassis']['position_enu_m'], row['chassis']['orientation_enu_xyzw']
-            msg = T['nav_msgs/msg/Odometry'](
-                header=header(stamp=time(sec=ns_ // 10**9, nanosec=ns_ % 10**9),
-                              frame_id='grid'), child_frame_id='chassis',
-                pose=T[g + 'PoseWithCovariance'](pose=T[g + 'Pose'](
-                    position=T[g + 'Point'](x=p[0], y=p[1], z=p[2]),
-                    orientation=T[g + 'Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])),
-                    covariance=np.zeros(36)),
-                twist=T[g + 'TwistWithCovariance'](twist=T[g + 'Twist'](linear=zero,
-                                                                        angular=zero),
-                                                   covariance=np.zeros(36)))
-            writer.write(truth, ns_, TYPESTORE.serialize_cdr(msg, 'nav_msgs/msg/Odometry'))
+        for vehicle in episode['vehicles']:
+            own = '/'.join(p for p in (ns.strip('/'), vehicle['namespace'], 'sim/truth') if p)
+            truth = writer.add_connection('/' + own, 'nav_msgs/msg/Odometry',
+                                          typestore=TYPESTORE)
+            for row in _rows(run / vehicle['folder'] / 'truth.jsonl'):
+                ns_ = t0 + int(round(row['time_s'] * 1e9))
+                if ns_ < start_ns:
+                    continue
+                p, q = row['chassis']['position_enu_m'], row['chassis']['orientation_enu_xyzw']
+                msg = T['nav_msgs/msg/Odometry'](
+                    header=header(stamp=time(sec=ns_ // 10**9, nanosec=ns_ % 10**9),
+                                  frame_id='grid'), child_frame_id='chassis',
+                    pose=T[g + 'PoseWithCovariance'](pose=T[g + 'Pose'](
+                        position=T[g + 'Point'](x=p[0], y=p[1], z=p[2]),
+                        orientation=T[g + 'Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])),
+                        covariance=np.zeros(36)),
+                    twist=T[g + 'TwistWithCovariance'](twist=T[g + 'Twist'](linear=zero,
+                                                                            angular=zero),
+                                                       covariance=np.zeros(36)))
+                writer.write(truth, ns_, TYPESTORE.serialize_cdr(msg, 'nav_msgs/msg/Odometry'))
         with AnyReader([run / 'bag'], default_typestore=TYPESTORE) as reader:
-            wanted = [c for c in reader.connections if c.topic in
-                      ('/vehicle/odom', '/gnss_receiver/fix', '/gnss_receiver/gpsfix')]
-            out = {c.topic: writer.add_connection(ns + c.topic, c.msgtype, typestore=TYPESTORE)
-                   for c in wanted}
-            for c, t, raw in reader.messages(connections=wanted):
+            out = {c.topic: writer.add_connection(c.topic if c.topic in LIVE_ONLY
+                                                  else ns + c.topic, c.msgtype,
+                                                  typestore=TYPESTORE)
+                   for c in reader.connections}
+            for c, t, raw in reader.messages(start=start_ns):
                 writer.write(out[c.topic], t, raw)
     return bag
 
@@ -439,9 +548,69 @@ def test_a_live_bag_scores_as_its_recording(polaris, tmp_path, namespace):
         evaluate(bag, rig='mixed')
 
 
-def test_out_never_takes_a_recording(polaris, capsys):
-    """--out at the run itself (or any recording) is refused: nothing of it is touched."""
+def test_a_live_bag_of_the_maxxum_from_a_late_start(outage, tmp_path):
+    """The Maxxum's bag holds /odom beside /ground_truth/odom and /wheel/odom:
+    its INS is /odom.  Recorded from 60 s on, the estimates are available all
+    the time there is truth (not 3/4 of the run)."""
+    bag = _live_bag(outage, tmp_path / 'live', start_s=60.0)
+    recorded = evaluate(outage, [f'{outage / "bag"}:/odom'])
+    live = evaluate(bag, rig='rtk_outage')
+    ins, gnss = live['estimates']
+    assert (ins['name'], gnss['name']) == ('/odom', '/gnss_receiver/fix')
+    assert ins['availability']['share'] > 0.99
+    assert ins['samples']['first_s'] == pytest.approx(60.0, abs=0.02)
+    assert ins['samples']['scored'] == pytest.approx(100 * 180, abs=5)       # 100 Hz
+    assert recorded['estimates'][0]['position']['horizontal']['rmse'] != pytest.approx(
+        ins['position']['horizontal']['rmse'], rel=1e-4)        # 60 s fewer: not the same
+    assert live['estimates'][0]['point'] == 'base_footprint'
+
+
+@pytest.fixture(scope='module')
+def two_agents(tmp_path_factory):
+    """60 s of two Polaris agents (agent0 at the root, agent1 in /agent1)."""
+    out = tmp_path_factory.mktemp('eval') / 'two'
+    record(RecordRequest('polaris', out, RigOptions(agents=2, duration_s=60.0),
+                         progress=False, report=False))
+    return out
+
+
+def test_a_live_bag_of_two_agents(two_agents, tmp_path, capsys):
+    """agent0's topics at the root beside /agent1/...: each vehicle's own, scored
+    against its own truth as the recording scores them."""
+    bag = _live_bag(two_agents, tmp_path / 'live')
+    out = tmp_path / 'eval'
+    assert main(['evaluate', str(bag), '--rig', 'polaris', '--agents', '2', '--out', str(out),
+                 '--no-plots']) == 0
+    live = json.loads((out / 'summary.json').read_text())
+    names = {e['name']: e for e in live['estimates']}
+    assert sorted(names) == ['/agent1/gnss_receiver/fix', '/agent1/vehicle/odom',
+                             '/gnss_receiver/fix', '/vehicle/odom']
+    recorded = evaluate(two_agents, [f'{two_agents / "bag"}:{topic}' for topic in names])
+    for e in recorded['estimates']:             # each found its vehicle, its truth
+        assert names[e['name']]['vehicle'] == e['vehicle']
+        assert names[e['name']]['vehicle'] == ('agent1' if 'agent1' in e['name'] else 'agent0')
+        assert names[e['name']]['position']['horizontal']['rmse'] == pytest.approx(
+            e['position']['horizontal']['rmse'], rel=1e-4)
+    capsys.readouterr()
+    # told the rig had one vehicle, the bag fits it twice: at the root and in /agent1
+    assert main(['evaluate', str(bag), '--rig', 'polaris', '--out', str(out)]) == 2
+    assert 'under several namespaces (/, /agent1): give --namespace' in capsys.readouterr().err
+    # told the one vehicle's namespace, it takes the topics there, whose frames are agent1's
+    with pytest.raises(RunError, match="frame 'agent1/base_footprint' is not a frame of"):
+        evaluate(bag, rig='polaris', rig_options=RigOptions(namespace='agent1'))
+
+
+def test_out_never_takes_a_recording(polaris, tmp_path, capsys):
+    """--out at the run itself (or any recording) is refused: nothing of it is
+    touched; nor does a recording replace an evaluation."""
     before = sorted(p.name for p in polaris.iterdir())
     assert main(['evaluate', str(polaris), '--out', str(polaris), '--no-plots']) == 2
     assert 'holds a recording or a bag' in capsys.readouterr().err
     assert sorted(p.name for p in polaris.iterdir()) == before
+    out = tmp_path / 'eval'
+    assert main(['evaluate', str(polaris), '--out', str(out), '--no-plots']) == 0
+    kept = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(['record', '--duration', '1', '--out', str(out), '--no-progress']) == 2
+    assert f'{out} holds an acres_sim evaluation, not a recording' in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == kept

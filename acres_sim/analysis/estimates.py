@@ -195,11 +195,18 @@ def stamp_ns(header):
 
 def _covariance(flat6x6):
     """The position block and the yaw variance of a ROS 6x6 covariance (row-major
-    x y z rot_x rot_y rot_z); (None, None) when it is unknown (all zero, or -1)."""
+    x y z rot_x rot_y rot_z); NaN for a message that does not know it (all zero,
+    or -1 first).  A block that is singular (a variance of 0) is kept: the
+    scoring leaves it out per sample (consistency.usable)."""
     c = np.asarray(flat6x6, dtype=float).reshape(6, 6)
     if c[0, 0] < 0 or not np.any(c):
-        return None, None
+        return np.full((3, 3), np.nan), np.nan
     return c[:3, :3], c[5, 5]
+
+
+def _reported(values):
+    """``values`` (per sample, NaN: not reported), or None when no sample reports them."""
+    return None if np.all(np.isnan(values)) else values
 
 
 def _from_topic(source, run):
@@ -217,6 +224,7 @@ def _from_topic(source, run):
                     for c, _t, raw in reader.messages(connections=connections)]
     if not messages:
         raise RunError(f'{source.text}: {source.topic} holds no messages')
+    messages.sort(key=lambda m: stamp_ns(m.header))       # in stamp order, not arrival
     times = run.run_time([stamp_ns(m.header) for m in messages])
     frame = messages[0].header.frame_id.lstrip('/')
     if msgtype == FIX_TYPE:
@@ -231,10 +239,10 @@ def _fixes(source, messages, times):
     cov = np.array([np.asarray(m.position_covariance, dtype=float).reshape(3, 3)
                     if m.position_covariance_type > 0 else np.full((3, 3), np.nan)
                     for m in messages])
-    has_cov = not np.all(np.isnan(cov[valid])) if valid.any() else False
+    if _reported(cov[valid]) is None:
+        cov = None
     return Estimate(source.topic, source.text, GEODETIC, messages[0].header.frame_id.lstrip('/'),
-                    times, llh, None, cov if has_cov else None, None, valid,
-                    topic=source.topic)
+                    times, llh, None, cov, None, valid, topic=source.topic)
 
 
 def _poses(source, msgtype, messages, times, frame):
@@ -246,9 +254,8 @@ def _poses(source, msgtype, messages, times, frame):
     cov = yaw = None
     if msgtype != 'geometry_msgs/msg/PoseStamped':
         blocks = [_covariance(m.pose.covariance) for m in messages]
-        if all(b[0] is not None for b in blocks):
-            cov = np.array([b[0] for b in blocks])
-            yaw = np.array([b[1] for b in blocks])
+        cov = _reported(np.array([b[0] for b in blocks]))
+        yaw = _reported(np.array([b[1] for b in blocks]))
     child = messages[0].child_frame_id.lstrip('/') if msgtype == POSE_TYPES[0] else None
     return Estimate(source.topic, source.text, frame, child, times, xyz, wxyz, cov, yaw,
                     topic=source.topic)
@@ -328,9 +335,10 @@ def _turn_quat(wxyz, angle):
     return np.column_stack([cw * w - sz * z, cw * x - sz * y, cw * y + sz * x, cw * z + sz * w])
 
 
-def in_map(estimate: Estimate, run, datum):
+def in_map(estimate: Estimate, run, datum, zone):
     """The estimate in grid ENU (``map``) when it is given in ``utm`` or as
-    latitude / longitude in ``datum``; unchanged otherwise.  Vectors turn by
+    latitude / longitude in ``datum`` (UTM: in ``zone``, the vehicle's INS's);
+    unchanged otherwise.  Vectors turn by
     the azimuth of grid north: alpha in UTM (q_map = q_z(alpha) (x) q_utm, the
     inverse of the INS's q_utm), the grid convergence (0.058 deg at the tile)
     for a NavSatFix's covariance, given in local east/north/up."""
@@ -340,7 +348,6 @@ def in_map(estimate: Estimate, run, datum):
     ok = estimate.valid & np.all(np.isfinite(estimate.positions), axis=1)
     xyz = np.full_like(estimate.positions, np.nan)
     times = estimate.times
-    zone = run.vehicles[0].frames.utm_zone
     if frame == UTM_FRAME:
         lat, lon = utm_inverse(estimate.positions[ok, 0], estimate.positions[ok, 1], zone)
         height = estimate.positions[ok, 2]

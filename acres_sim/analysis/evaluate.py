@@ -13,11 +13,12 @@ table.
 """
 
 import json
+import math
 from pathlib import Path
 import re
 
 from acres_sim import __version__
-from acres_sim.analysis.estimates import (GEODETIC, in_map, open_bag, parse_source,
+from acres_sim.analysis.estimates import (BUILTIN, GEODETIC, in_map, open_bag, parse_source,
                                          read_estimate)
 from acres_sim.analysis.metrics import ALIGNMENTS, score
 from acres_sim.analysis.run_truth import RunError, is_bag, load_live_bag, load_run
@@ -94,17 +95,33 @@ def _estimates(run, sources, vehicle, frame, child):
     return out
 
 
-def _unique_names(scored):
+def _unique_names(pairs):
+    """The same source given twice: name#2, name#3, ..."""
     seen = {}
-    for s in scored:
-        name = s.summary['name']
+    for estimate, _vehicle in pairs:
+        name = estimate.name
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
-            s.summary['name'] = f'{name}#{seen[name]}'
+            estimate.name = f'{name}#{seen[name]}'
 
 
 def _slug(name):
     return re.sub(r'[^A-Za-z0-9_.@-]+', '_', name.strip('/')) or 'estimate'
+
+
+def _picture_names(names):
+    """A file name per estimate name, distinct where the names' slugs are not
+    (/a/b and /a_b): NAME.png, NAME-2.png, ..."""
+    out, taken = [], set()
+    for name in names:
+        base = stem = _slug(name)
+        k = 1
+        while stem.lower() in taken:          # case-insensitive file systems too
+            k += 1
+            stem = f'{base}-{k}'
+        taken.add(stem.lower())
+        out.append(f'{stem}.png')
+    return out
 
 
 def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum=None,
@@ -138,31 +155,47 @@ def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum
             raise RunError(f'{run} is a bag: give the rig it ran (--rig NAME or FILE) for its '
                            'vehicles and mounts')
         truth = load_live_bag(run, rig, rig_options)
-    elif rig is not None:
-        raise RunError(f'--rig is for a live bag; {run} is a recording, which names its own')
+    elif rig is not None or rig_options is not None:
+        raise RunError(f'--rig and its options are for a live bag; {run} is a recording, '
+                       'which names its own rig')
     else:
         truth = load_run(run)
-    pairs = _estimates(truth, list(estimates or _default_sources(truth)), vehicle, frame,
-                       child_frame)
+    sources = list(estimates or _default_sources(truth))
+    if (frame or child_frame) and all(text in BUILTIN for text in sources):
+        raise RunError('--frame and --child-frame are for an estimate that does not say its '
+                       'own; ins and gnss say theirs')
+    pairs = _estimates(truth, sources, vehicle, frame, child_frame)
+    _unique_names(pairs)
     scored = []
     for estimate, owner in pairs:
         estimate.datum = (_datum(estimate, owner, datum)
                           if estimate.frame.split('/')[-1] in (UTM_FRAME, GEODETIC) else None)
         try:
-            scored.append(score(in_map(estimate, truth, estimate.datum), owner, truth,
-                                align, stale_after_s))
+            scored.append(score(in_map(estimate, truth, estimate.datum, owner.frames.utm_zone),
+                                owner, truth, align, stale_after_s))
         except ValueError as err:
             raise RunError(str(err)) from None
-    _unique_names(scored)
     summary = {'software': f'acres_sim {__version__}', 'run': str(truth.folder),
                'duration_s': truth.duration_s, 'seed': truth.episode.get('seed'),
                'rig': truth.episode.get('rig'),
                'vehicles': [v.name for v in truth.vehicles], 'events': truth.events,
                'estimates': [s.summary for s in scored],
                'flags': [flag for s in scored for flag in s.summary['flags']]}
+    summary = _finite(summary)
     if out is not None:
         _write(Path(out), summary, scored, truth, plots)
     return summary
+
+
+def _finite(value):
+    """``value`` with NaN and infinities as None (JSON's null)."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _write(out, summary, scored, truth, plots):
@@ -172,7 +205,8 @@ def _write(out, summary, scored, truth, plots):
             or (out / 'metadata.yaml').exists():
         raise RunError(f'--out {out} holds a recording or a bag: give the evaluation a '
                        'folder of its own (default RUN/eval)')
-    pictures = {f'{_slug(s.summary["name"])}.png': s for s in scored} if plots else {}
+    pictures = dict(zip(_picture_names(s.summary['name'] for s in scored), scored)) \
+        if plots else {}
     names = ['summary.json', 'summary.md', *pictures]
     folder = OutputFolder(out, kind='evaluation', command='acres-sim evaluate')
     folder.open(names + [part_name(n).name for n in names])
@@ -183,8 +217,8 @@ def _write(out, summary, scored, truth, plots):
                 draw_estimate(out / name, s, truth)
             write_atomically(out / 'summary.md',
                              markdown(summary, list(pictures)).encode('utf-8'))
-            write_atomically(out / 'summary.json',
-                             (json.dumps(summary, indent=1) + '\n').encode('utf-8'))
+            text = json.dumps(summary, indent=1, allow_nan=False) + '\n'
+            write_atomically(out / 'summary.json', text.encode('utf-8'))
         except BaseException:
             folder.restore()
             raise

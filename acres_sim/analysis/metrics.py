@@ -53,8 +53,10 @@ class Scored:
 
 
 def _stats(values):
-    """RMSE, mean (signed: a bias), std, and max and percentiles of |value|."""
+    """RMSE, mean (signed: a bias), std, and max and percentiles of |value|
+    (of the finite values: NaN marks a sample without the quantity)."""
     values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
     if not len(values):
         return None
     out = {'rmse': float(np.sqrt(np.mean(values ** 2))), 'mean': float(np.mean(values)),
@@ -92,8 +94,9 @@ def _rotations(trajectory):
     return Rotation.from_quat(trajectory.orientations_quat_wxyz, scalar_first=True)
 
 
-def _attitude(est, ref, yaw_var):
-    """Heading, roll, pitch and whole-rotation errors [deg]; heading NEES.  The
+def _attitude(est, ref, yaw_var, given):
+    """Heading, roll, pitch and whole-rotation errors [deg]; heading NEES (NaN
+    where the sample's orientation or yaw variance is not ``given``).  The
     rotation error is evo's APE of the rotation angle, |log(R_ref^T R_est)|,
     here on all samples at once (evo takes it pose by pose: seconds per
     ten thousand)."""
@@ -106,9 +109,15 @@ def _attitude(est, ref, yaw_var):
     roll = np.degrees(np.arctan2(relative[:, 2, 1], relative[:, 2, 2]))
     pitch = np.degrees(np.arcsin(np.clip(-relative[:, 2, 0], -1.0, 1.0)))
     angle = np.degrees((r_ref.inv() * r_est).magnitude())
+    for series in (heading, roll, pitch, angle):
+        series[~given] = np.nan
     out = {'heading_deg': _stats(heading), 'roll_deg': _stats(roll),
            'pitch_deg': _stats(pitch), 'rotation_deg': _stats(angle)}
-    heading_nees = None if yaw_var is None else np.radians(heading) ** 2 / yaw_var
+    heading_nees = None
+    if yaw_var is not None:              # a variance of 0, -1 or NaN: not reported
+        reported = given & np.isfinite(yaw_var) & (yaw_var > 0)
+        heading_nees = np.full(len(heading), np.nan)
+        heading_nees[reported] = np.radians(heading[reported]) ** 2 / yaw_var[reported]
     return out, heading, heading_nees
 
 
@@ -209,12 +218,14 @@ def _subset(errors, cov, heading_nees, mask, whole):
            'horizontal_p95_m': float(np.percentile(horizontal, 95)),
            'horizontal_max_m': float(horizontal.max()),
            'vertical_rmse_m': float(np.sqrt(np.mean(e[:, 2] ** 2)))}
-    if cov is not None:
-        c = consistency(nees(e, cov[mask]), 3, _share(whole, 'position_3d'))
+    c = None if cov is None else consistency(nees(e, cov[mask]), 3,
+                                             _share(whole, 'position_3d'))
+    if c:                                 # None: no covariance reported in the window
         row.update({'nees_position': c['nees_mean'], 'within_2sigma': c['within']['2sigma'],
                     'verdict': c['verdict']})
-    if heading_nees is not None:
-        c = consistency(heading_nees[mask], 1, _share(whole, 'heading'))
+    c = None if heading_nees is None else consistency(heading_nees[mask], 1,
+                                                      _share(whole, 'heading'))
+    if c:
         row.update({'nees_heading': c['nees_mean'], 'heading_verdict': c['verdict']})
     return row
 
@@ -225,7 +236,8 @@ def _flags(name, position, sigmas, cons):
     if sigmas is not None:
         for i, axis in enumerate(AXES):
             mean = position['axes'][axis]['mean']
-            sigma = float(np.sqrt(np.mean(sigmas[:, i] ** 2)))
+            reported = sigmas[np.isfinite(sigmas[:, i]), i]
+            sigma = float(np.sqrt(np.mean(reported ** 2))) if len(reported) else 0.0
             if sigma > 0 and abs(mean) > BIAS_SIGMAS * sigma:
                 flags.append(f'{name}: biased in {axis}: mean error {mean:+.3g} m is '
                              f'{abs(mean) / sigma:.1f} times its reported sigma {sigma:.3g} m')
@@ -238,6 +250,22 @@ def _flags(name, position, sigmas, cons):
     return flags
 
 
+def _orientations(estimate, keep):
+    """(the kept samples' unit quaternions, identity where none is given; which
+    are given): a zero, NaN or missing quaternion is no orientation.  (None,
+    None) when no sample has one."""
+    if estimate.orientations is None:
+        return None, None
+    q = np.asarray(estimate.orientations, dtype=float)[keep]
+    norm = np.linalg.norm(q, axis=1)
+    given = np.isfinite(norm) & (norm > 1e-6)
+    if not given.any():
+        return None, None
+    unit = np.tile([1.0, 0.0, 0.0, 0.0], (len(q), 1))
+    unit[given] = q[given] / norm[given, None]
+    return unit, given
+
+
 def score(estimate, vehicle, run, align='auto', stale_after_s=None):
     """Score ``estimate`` (already in map where it can be, see
     :func:`acres_sim.analysis.estimates.in_map`) against ``vehicle``'s truth."""
@@ -245,18 +273,18 @@ def score(estimate, vehicle, run, align='auto', stale_after_s=None):
     span = float(times_all[-1] - times_all[0]) if len(times_all) > 1 else 0.0
     interval = span / (len(times_all) - 1) if span > 0 else 1.0
     stale = stale_after_s if stale_after_s is not None else max(3.0 * interval, 0.05)
-    avail = availability(times_all, estimate.valid, 0.0, run.duration_s, stale)
+    avail = availability(times_all, estimate.valid, run.start_s, run.duration_s, stale)
     keep = estimate.valid & vehicle.covers(times_all) \
         & np.all(np.isfinite(estimate.positions), axis=1)
     if keep.sum() < 2:
         raise ValueError(f'{estimate.name}: fewer than two positions within the run '
                          f'(its times {times_all[0]:.3f} .. {times_all[-1]:.3f} s, the '
-                         f'run 0 .. {run.duration_s:g} s)')
+                         f'run {run.start_s:g} .. {run.duration_s:g} s)')
     times = times_all[keep]
     truth_xyz, truth_wxyz = vehicle.pose_at(estimate.child_frame, times)
-    has_attitude = estimate.orientations is not None
-    est = _trajectory(estimate.positions[keep],
-                      estimate.orientations[keep] if has_attitude else None, times)
+    wxyz, given = _orientations(estimate, keep)
+    has_attitude = wxyz is not None
+    est = _trajectory(estimate.positions[keep], wxyz, times)
     ref = _trajectory(truth_xyz, truth_wxyz, times)
     cov = None if estimate.position_cov is None else estimate.position_cov[keep]
     alignment, cov = _align(align, estimate.frame, est, ref, cov)
@@ -265,7 +293,7 @@ def score(estimate, vehicle, run, align='auto', stale_after_s=None):
     attitude, heading, heading_nees = (None, None, None)
     if has_attitude:
         yaw_var = None if estimate.yaw_var is None else estimate.yaw_var[keep]
-        attitude, heading, heading_nees = _attitude(est, ref, yaw_var)
+        attitude, heading, heading_nees = _attitude(est, ref, yaw_var, given)
     cons = _consistency(errors, cov, heading_nees)
     states = vehicle.fix_state_at(times)
     by_state = {}
@@ -284,7 +312,10 @@ def score(estimate, vehicle, run, align='auto', stale_after_s=None):
                                       window['end_s'], stale)['share']},
                        'after': {**_subset(errors, cov, heading_nees, after, cons),
                                  'window_s': AFTER_EVENT_S}})
-    sigmas = None if cov is None else np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+    sigmas = None
+    if cov is not None:                   # NaN where a variance is not reported
+        variances = np.diagonal(cov, axis1=1, axis2=2)
+        sigmas = np.sqrt(np.where(variances > 0, variances, np.nan))
     summary = {
         'name': estimate.name, 'source': estimate.source, 'vehicle': vehicle.name,
         'frame': estimate.frame, 'point': estimate.child_frame, 'datum': estimate.datum,
@@ -293,13 +324,14 @@ def score(estimate, vehicle, run, align='auto', stale_after_s=None):
                     'first_s': float(times[0]), 'last_s': float(times[-1]),
                     'rate_hz': float(1.0 / interval) if interval > 0 else None},
         'availability': avail, 'position': position, 'attitude': attitude,
-        'relative': _relative(est, ref, has_attitude), 'consistency': cons,
+        'relative': _relative(est, ref, has_attitude and given.all()), 'consistency': cons,
         'by_fix_state': by_state, 'events': events,
     }
     summary['flags'] = _flags(estimate.name, position, sigmas, cons)
     heading_sigma = None
     if heading_nees is not None:
-        heading_sigma = np.degrees(np.sqrt(estimate.yaw_var[keep]))
+        yaw_var = estimate.yaw_var[keep]
+        heading_sigma = np.degrees(np.sqrt(np.where(yaw_var > 0, yaw_var, np.nan)))
     return Scored(summary, times, errors, sigmas,
                   None if cov is None else nees(errors, cov), heading, heading_sigma, states,
                   ref.positions_xyz[:, :2], est.positions_xyz[:, :2])

@@ -141,12 +141,11 @@ def _estimate_md(e, picture):
         a = e['attitude']['heading_deg']
         lines.append(f"| heading | {a['rmse']:.3g}° | {a['p50']:.3g}° | {a['p95']:.3g}° | "
                      f"{a['max']:.3g}° |")
-    for what, c in (e['consistency'] or {}).items():
-        if not c:
-            continue
-        if what == next(iter(e['consistency'])):
-            lines += ['', '| consistency | mean NEES (dof) | within 1σ / 2σ / 3σ (expected) '
-                      '| verdict |', '|---|---|---|---|']
+    reported = {what: c for what, c in (e['consistency'] or {}).items() if c}
+    if reported:
+        lines += ['', '| consistency | mean NEES (dof) | within 1σ / 2σ / 3σ (expected) '
+                  '| verdict |', '|---|---|---|---|']
+    for what, c in reported.items():
         w, x = c['within'], c['expected_within']
         lines.append(f"| {what.replace('_', ' ')} | {c['nees_mean']:.3g} ({c['dof']}) | "
                      f"{w['1sigma']:.0%} / {w['2sigma']:.0%} / {w['3sigma']:.0%} "

@@ -70,35 +70,45 @@ class VehicleTruth:
     fix_states: list
     topics: dict = field(default_factory=dict)   # topic -> what it is ('ins', 'gnss')
     rows: bool = True                    # its jsonl rows are there (a recording)
+    mounts: dict = field(default_factory=dict)   # frame -> its rotation from the chassis
+    #                                      (xyzw; only frames mounted turned, the INS's IMU)
 
     @property
     def frames(self):
         """The datums of its outputs (config.records.OutputFrames)."""
         return output_frames(self.config)
 
-    def arm(self, frame):
-        """The lever arm from the chassis origin of ``frame`` (prefixed or not)."""
+    def _frame(self, frame):
+        """``frame`` as the arms name it (with the vehicle's prefix or not)."""
         name = frame.lstrip('/')
         if name in self.arms:
-            return self.arms[name]
+            return name
         if self.frame_prefix and self.frame_prefix + name in self.arms:
-            return self.arms[self.frame_prefix + name]
+            return self.frame_prefix + name
         raise RunError(f"frame '{frame}' is not a frame of vehicle {self.name}; its frames: "
                        + ', '.join(sorted(self.arms)))
 
+    def arm(self, frame):
+        """The lever arm from the chassis origin of ``frame`` (prefixed or not)."""
+        return self.arms[self._frame(frame)]
+
     def pose_at(self, frame, times):
         """(positions N x 3 in grid ENU, orientations N x 4 wxyz) of ``frame`` at
-        run times ``times``; times outside the truth are clamped (callers keep
-        to :meth:`covers`)."""
+        run times ``times``: p_X = p + R r_X and R_X = R R_mount; times outside
+        the truth are clamped (callers keep to :meth:`covers`)."""
+        name = self._frame(frame)
         chassis = self.chassis.interpolate(np.asarray(times, dtype=float))
-        wxyz = chassis.orientations_quat_wxyz
-        turned = Rotation.from_quat(wxyz, scalar_first=True).apply(self.arm(frame))
-        return chassis.positions_xyz + turned, wxyz
+        rotation = Rotation.from_quat(chassis.orientations_quat_wxyz, scalar_first=True)
+        xyz = chassis.positions_xyz + rotation.apply(self.arms[name])
+        if name in self.mounts:
+            rotation = rotation * Rotation.from_quat(self.mounts[name])
+        return xyz, rotation.as_quat(scalar_first=True)
 
     def covers(self, times):
-        """Which of ``times`` lie within the truth."""
+        """Which of ``times`` lie within the truth (to a nanosecond)."""
         times = np.asarray(times, dtype=float)
-        return (times >= self.chassis.timestamps[0]) & (times <= self.chassis.timestamps[-1])
+        return (times >= self.chassis.timestamps[0] - 1e-9) \
+            & (times <= self.chassis.timestamps[-1] + 1e-9)
 
     def fix_state_at(self, times):
         """The GNSS fix state of the latest epoch sampled at or before each of
@@ -121,6 +131,8 @@ class RunTruth:
     duration_s: float
     events: list                         # dicts: vehicle, name, type, start_s, end_s
     bag: Path = None                     # the run's own bag (a recording's bag/, a live bag)
+    start_s: float = 0.0                 # the first truth (a live bag's recording may start
+    #                                      after the rig); the truth ends at duration_s
 
     def vehicle(self, name):
         for vehicle in self.vehicles:
@@ -130,8 +142,9 @@ class RunTruth:
                        + ', '.join(v.name for v in self.vehicles))
 
     def run_time(self, stamp_ns):
-        """Run time [s] of ROS stamps [ns] (numpy)."""
-        return (np.asarray(stamp_ns, dtype=np.int64) - self.timeline.t0_ns) * 1e-9
+        """Run time [s] of ROS stamps [ns] (numpy; divided, not multiplied by
+        1e-9: a whole number of seconds comes out whole)."""
+        return (np.asarray(stamp_ns, dtype=np.int64) - self.timeline.t0_ns) / 1e9
 
 
 def _read_json(path):
@@ -171,13 +184,17 @@ def _chassis(rows, path):
 
 
 def _arms(config, params, model, prefix):
-    """Every frame of the vehicle -> its lever arm from the chassis origin."""
+    """(every frame of the vehicle -> its lever arm from the chassis origin,
+    the frames mounted turned -> their rotation, xyzw)."""
     chassis = chassis_in_base_footprint(params.wheelbase_m, params.cog_height_m)
     arms = {prefix + BASE_FRAME: -chassis, prefix + CHASSIS_FRAME: np.zeros(3)}
-    for _parent, child, translation, _rotation in mount_transforms(config, params, model,
-                                                                  prefix):
+    mounts = {}
+    for _parent, child, translation, rotation in mount_transforms(config, params, model,
+                                                                 prefix):
         arms[child] = np.asarray(translation) - chassis
-    return arms
+        if not np.allclose(rotation, (0.0, 0.0, 0.0, 1.0)):
+            mounts[child] = tuple(rotation)
+    return arms, mounts
 
 
 def _topics(model, namespace):
@@ -196,13 +213,13 @@ def _vehicle(folder, entry, top_config):
         raise RunError(f'{folder / "episode.json"}: vehicle {entry.get("name")} has no '
                        'vehicle parameters (a recording of an older acres_sim?)') from None
     gnss = read_rows(sub / 'gnss.jsonl')
+    arms, mounts = _arms(config, params, entry['model'], entry.get('frame_prefix', ''))
     return VehicleTruth(
         name=entry['name'], model=entry['model'], folder=sub,
         namespace=entry.get('namespace', ''), frame_prefix=entry.get('frame_prefix', ''),
         config=config, params=params, chassis=_chassis(read_rows(sub / 'truth.jsonl'),
                                                        sub / 'truth.jsonl'),
-        arms=_arms(config, params, entry['model'], entry.get('frame_prefix', '')),
-        fix_times=np.array([row['sample_time_s'] for row in gnss]),
+        arms=arms, mounts=mounts, fix_times=np.array([row['sample_time_s'] for row in gnss]),
         fix_states=[row['fix_type'] for row in gnss],
         topics=_topics(entry['model'], entry.get('namespace', '')))
 
@@ -245,16 +262,36 @@ def is_bag(path) -> bool:
     return (path / 'metadata.yaml').is_file() or (path.is_file() and path.suffix == '.mcap')
 
 
-def _topic_of(topics, namespace, name):
-    """The bag's topic ``name`` of the vehicle in ``namespace`` (under any
-    namespace pushed onto the whole rig), or None."""
-    own = '/'.join(p for p in (namespace.strip('/'), name) if p)
-    found = sorted(t for t in topics if t == '/' + own or t.endswith('/' + own))
-    if len(found) > 1 and '/' + own in found and namespace.strip('/'):
-        return '/' + own
-    if len(found) > 1:
-        raise RunError(f'several topics end in {own} ({", ".join(found)}): one rig per bag')
-    return found[0] if found else None
+def _own(namespace, name):
+    """A vehicle's topic ``name`` in its ``namespace``, relative to the rig's."""
+    return '/'.join(p for p in (namespace.strip('/'), name) if p)
+
+
+def _rig_namespace(topics, vehicles, given, path):
+    """The namespace the whole rig was pushed under ('' or '/NS'): ``given``
+    (--namespace), else the one under which every vehicle's sim/truth is in
+    the bag; RunError when none or several fit."""
+    if given is not None and given.strip('/'):
+        return '/' + given.strip('/')
+    own = [_own(v.namespace, TRUTH_TOPIC) for v in vehicles]
+    found = sorted({t[:-len(own[0]) - 1] for t in topics if t.endswith('/' + own[0])})
+    fits = [ns for ns in found if all(f'{ns}/{o}' in topics for o in own)]
+    if not fits:
+        missing = next(o for o in own if not any(t.endswith('/' + o) for t in topics))
+        vehicle = vehicles[own.index(missing)].name
+        raise RunError(f'{path}: no {TRUTH_TOPIC} of vehicle {vehicle} (/{missing}; record it '
+                       f'with the rest: ros2 bag record ... {TRUTH_TOPIC})')
+    if len(fits) > 1:
+        raise RunError(f'{path}: the rig is in the bag under several namespaces '
+                       f'({", ".join(ns or "/" for ns in fits)}): give --namespace')
+    return fits[0]
+
+
+def _topic_of(topics, rig_ns, namespace, name):
+    """The bag's topic ``name`` of the vehicle in ``namespace`` of the rig
+    under ``rig_ns``, or None when the bag does not have it."""
+    topic = f'{rig_ns}/{_own(namespace, name)}'
+    return topic if topic in topics else None
 
 
 def _live_truth(reader, topic, t0_ns, path):
@@ -265,7 +302,7 @@ def _live_truth(reader, topic, t0_ns, path):
                 for c, _t, raw in reader.messages(connections=connections)]
     if len(messages) < 2:
         raise RunError(f'{path}: {topic} holds fewer than two messages of truth')
-    times = (np.array([stamp_ns(m.header) for m in messages], dtype=np.int64) - t0_ns) * 1e-9
+    times = (np.array([stamp_ns(m.header) for m in messages], dtype=np.int64) - t0_ns) / 1e9
     poses = [m.pose.pose for m in messages]
     xyz = np.array([[p.position.x, p.position.y, p.position.z] for p in poses])
     wxyz = np.array([[p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z]
@@ -282,7 +319,7 @@ def _live_fix_states(reader, topic, t0_ns):
         return np.array([]), []
     state_of = {status: state for state, status in GPS_FIX_STATUS.items()}
     connections = [c for c in reader.connections if c.topic == topic]
-    fixes = sorted(((stamp_ns(m.header) - t0_ns) * 1e-9, state_of.get(m.status.status, 'no_fix'))
+    fixes = sorted(((stamp_ns(m.header) - t0_ns) / 1e9, state_of.get(m.status.status, 'no_fix'))
                    for m in (reader.deserialize(raw, c.msgtype)
                              for c, _t, raw in reader.messages(connections=connections)))
     return np.array([t for t, _s in fixes]), [s for _t, s in fixes]
@@ -308,28 +345,31 @@ def load_live_bag(bag, rig, options=None) -> RunTruth:
     vehicles = []
     with open_bag(bag) as reader:
         topics = {c.topic for c in reader.connections}
+        rig_ns = _rig_namespace(topics, resolved.scenario.vehicles,
+                                (options or RigOptions()).namespace, bag)
         for vehicle, vconfig in zip(resolved.scenario.vehicles, resolved.configs):
-            truth = _topic_of(topics, vehicle.namespace, TRUTH_TOPIC)
+            truth = _topic_of(topics, rig_ns, vehicle.namespace, TRUTH_TOPIC)
             if truth is None:
-                raise RunError(f'{bag}: no {TRUTH_TOPIC} of vehicle {vehicle.name} (record it '
-                               f'with the rest: ros2 bag record ... {TRUTH_TOPIC})')
+                raise RunError(f'{bag}: no {rig_ns}/{_own(vehicle.namespace, TRUTH_TOPIC)} of '
+                               f'vehicle {vehicle.name} (record it with the rest: ros2 bag '
+                               f'record ... {TRUTH_TOPIC})')
             params = load_vehicle(vehicle.model)
-            gpsfix = _topic_of(topics, vehicle.namespace, GNSS_TOPICS['gpsfix'])
+            gpsfix = _topic_of(topics, rig_ns, vehicle.namespace, GNSS_TOPICS['gpsfix'])
             fix_times, fix_states = _live_fix_states(reader, gpsfix, timeline.t0_ns)
-            own = {name: what for name, what in _topics(vehicle.model, '').items()}
+            arms, mounts = _arms(vconfig, params, vehicle.model, vehicle.frame_prefix)
             vehicles.append(VehicleTruth(
                 name=vehicle.name, model=vehicle.model, folder=bag,
                 namespace=vehicle.namespace, frame_prefix=vehicle.frame_prefix,
                 config=vconfig, params=params,
                 chassis=_live_truth(reader, truth, timeline.t0_ns, bag),
-                arms=_arms(vconfig, params, vehicle.model, vehicle.frame_prefix),
-                fix_times=fix_times, fix_states=fix_states,
-                topics={_topic_of(topics, vehicle.namespace, name.lstrip('/')) or name: what
-                        for name, what in own.items()},
+                arms=arms, mounts=mounts, fix_times=fix_times, fix_states=fix_states,
+                topics={f'{rig_ns}/{_own(vehicle.namespace, name.lstrip("/"))}': what
+                        for name, what in _topics(vehicle.model, '').items()},
                 rows=False))
+    start = min(v.chassis.timestamps[0] for v in vehicles)
     end = max(v.chassis.timestamps[-1] for v in vehicles)
     episode = {'rig': rig if isinstance(rig, str) else resolved.scenario.name,
                'seed': config['seed'], 'live_bag': str(bag)}
     return RunTruth(folder=bag, episode=episode, vehicles=vehicles,
                     site=site_georeference(config), timeline=timeline, duration_s=float(end),
-                    events=[], bag=bag)
+                    events=[], bag=bag, start_s=float(start))

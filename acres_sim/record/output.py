@@ -2,7 +2,9 @@
 user's data.
 
 * **What is ours.**  A recording lists every file it writes in a manifest,
-  ``.acres_sim-files.json``, written before its first file.  Only files the
+  ``.acres_sim-files.json``, written before its first file; the manifest
+  says what kind of output the folder is (a recording, an evaluation), and
+  one kind never replaces another.  Only files the
   manifest lists are ever moved or removed; anything else in the folder is
   left where it is.  A recording of an acres_sim from before the manifest is
   recognised by its ``episode.json`` and its fixed file names.
@@ -98,18 +100,24 @@ class OutputFolder:
         return self
 
     def _recorded(self):
-        """The files of the recording in the folder, or None when it holds none."""
+        """The files of the recording in the folder, or None when it holds none;
+        OutputError when it holds an acres_sim output of another kind (an
+        evaluation is not replaced by a recording, nor the other way round)."""
         try:
             manifest = json.loads(read_regular(self.out / MANIFEST))
-            files = manifest['files']
+            files, kind = manifest['files'], manifest.get('kind', 'recording')
             if not isinstance(files, list) or not all(map(_inside, files)):
                 raise ValueError('not a list of paths inside the folder')
-            return [f for f in files if (self.out / f).is_file()]
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             raise OutputError(f'{self.out / MANIFEST} is damaged; not touching {self.out}') \
                 from None
+        else:
+            if kind != self.kind:
+                raise OutputError(f'{self.out} holds an acres_sim {kind}, not a {self.kind}; '
+                                  'give --out another folder')
+            return [f for f in files if (self.out / f).is_file()]
         try:
             episode = json.loads(read_regular(self.out / 'episode.json'))
         except (OSError, ValueError):
@@ -171,7 +179,7 @@ class OutputFolder:
     # -- the swap
 
     def _write_manifest(self, files):
-        _write_manifest(self.out, files)
+        _write_manifest(self.out, files, self.kind)
 
     def replace(self) -> None:
         """Before the new run writes its first file: the previous recording's
@@ -250,8 +258,8 @@ def hold_writers_lock(path) -> None:
 _writers_lock_fd = None
 
 
-def _write_manifest(out: Path, files) -> None:
-    text = json.dumps({'software': f'acres_sim {__version__}',
+def _write_manifest(out: Path, files, kind) -> None:
+    text = json.dumps({'software': f'acres_sim {__version__}', 'kind': kind,
                        'files': sorted(set(files))}, indent=1) + '\n'
     write_atomically(out / MANIFEST, text.encode('utf-8'))
 
@@ -263,12 +271,13 @@ def claim(out, name: str, beside: str) -> bool:
     whether it did."""
     out = Path(out)
     try:
-        files = json.loads(read_regular(out / MANIFEST))['files']
-    except (OSError, ValueError, KeyError, TypeError):
+        manifest = json.loads(read_regular(out / MANIFEST))
+        files, kind = manifest['files'], manifest.get('kind', 'recording')
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
     if not isinstance(files, list) or beside not in files:
         return False
-    _write_manifest(out, [*files, name])
+    _write_manifest(out, [*files, name], kind)
     return True
 
 
