@@ -277,7 +277,10 @@ def _rig_namespace(topics, vehicles, given, path):
     found = sorted({t[:-len(own[0]) - 1] for t in topics if t.endswith('/' + own[0])})
     fits = [ns for ns in found if all(f'{ns}/{o}' in topics for o in own)]
     if not fits:
-        missing = next(o for o in own if not any(t.endswith('/' + o) for t in topics))
+        missing = next((o for o in own if not any(t.endswith('/' + o) for t in topics)), None)
+        if missing is None:
+            raise RunError(f'{path}: the vehicles\' {TRUTH_TOPIC} are not under one namespace: '
+                           'give --namespace, and the --agents the rig ran with')
         vehicle = vehicles[own.index(missing)].name
         raise RunError(f'{path}: no {TRUTH_TOPIC} of vehicle {vehicle} (/{missing}; record it '
                        f'with the rest: ros2 bag record ... {TRUTH_TOPIC})')
