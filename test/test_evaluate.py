@@ -460,6 +460,23 @@ def test_mistakes_are_one_line(polaris, tmp_path, capsys, args, message):
     assert not (tmp_path / 'e').exists()
 
 
+def test_a_receiver_without_a_fix_yet_is_left_out_of_the_defaults(tmp_path):
+    """5 s in the garage: the receiver has no position yet.  By default the rest
+    is scored and the summary says what was left out and why; asked for by
+    name, it is an error."""
+    run = tmp_path / 'short'
+    record(RecordRequest('polaris', run, RigOptions(duration_s=5.0), progress=False,
+                         bag=False, report=False))
+    summary = evaluate(run, out=run / 'eval')
+    assert [e['name'] for e in summary['estimates']] == ['ins']
+    (why,) = summary['left_out']
+    assert why.startswith('gnss: fewer than two positions within the run')
+    assert f'left out: {why}' in summary_text(summary)
+    assert f'- left out: {why}' in (run / 'eval' / 'summary.md').read_text()
+    with pytest.raises(RunError, match='gnss: fewer than two positions'):
+        evaluate(run, ['gnss'])
+
+
 def test_a_folder_that_is_not_a_recording(tmp_path, capsys):
     assert main(['evaluate', str(tmp_path)]) == 2
     assert 'episode.json is missing' in capsys.readouterr().err

@@ -134,7 +134,9 @@ def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum
     ``estimates``: sources as ``acres-sim evaluate --estimate`` takes them
     (``ins``, ``gnss``, ``BAG:TOPIC``, ``BAG:tf:PARENT:CHILD``, a TUM file,
     ``/TOPIC`` and ``tf:PARENT:CHILD`` of the run's own bag); default: the
-    rig's own INS and GNSS receiver, of every vehicle.
+    rig's own INS and GNSS receiver, of every vehicle (one of them that has
+    fewer than two positions, a receiver without a fix in a short run, is
+    left out, with the reason in the summary's ``left_out``).
     ``vehicle``: whose truth (default: found from the topic or frame);
     ``align``: 'auto', 'none', 'se3' or 'translation'; ``datum``: of UTM or
     latitude/longitude estimates; ``frame`` / ``child_frame``: the frame the
@@ -166,7 +168,7 @@ def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum
                        'own; ins and gnss say theirs')
     pairs = _estimates(truth, sources, vehicle, frame, child_frame)
     _unique_names(pairs)
-    scored = []
+    scored, left_out = [], []
     for estimate, owner in pairs:
         estimate.datum = (_datum(estimate, owner, datum)
                           if estimate.frame.split('/')[-1] in (UTM_FRAME, GEODETIC) else None)
@@ -174,13 +176,18 @@ def evaluate(run, estimates=None, out=None, *, vehicle=None, align='auto', datum
             scored.append(score(in_map(estimate, truth, estimate.datum, owner.frames.utm_zone),
                                 owner, truth, align, stale_after_s))
         except ValueError as err:
-            raise RunError(str(err)) from None
+            if estimates:                    # the user's: an error
+                raise RunError(str(err)) from None
+            left_out.append(str(err))        # the rig's own (a receiver without a fix yet)
+    if not scored:
+        raise RunError(left_out[0])
     summary = {'software': f'acres_sim {__version__}', 'run': str(truth.folder),
                'duration_s': truth.duration_s, 'seed': truth.episode.get('seed'),
                'rig': truth.episode.get('rig'),
                'vehicles': [v.name for v in truth.vehicles], 'events': truth.events,
                'estimates': [s.summary for s in scored],
-               'flags': [flag for s in scored for flag in s.summary['flags']]}
+               'flags': [flag for s in scored for flag in s.summary['flags']],
+               'left_out': left_out}
     summary = _finite(summary)
     if out is not None:
         _write(Path(out), summary, scored, truth, plots)
@@ -289,4 +296,5 @@ def summary_text(summary):
                 f"{c['verdict']}" for what, c in (e['consistency'] or {}).items() if c]
         lines.append('  ' + ('; '.join(cons) if cons else 'no covariance reported'))
     lines += [f'flag: {flag}' for flag in summary['flags']]
+    lines += [f'left out: {why}' for why in summary.get('left_out', [])]
     return '\n'.join(lines)

@@ -178,6 +178,8 @@ def markdown(summary, pictures):
              f"{summary['duration_s']:g} s, seed {summary['seed']}, vehicles "
              f"{', '.join(summary['vehicles'])}; {len(summary['estimates'])} estimates, "
              f"{len(summary['flags'])} flags.", '']
+    lines += [f'- left out: {why}' for why in summary.get('left_out', [])]
+    lines += [''] if summary.get('left_out') else []
     for e, picture in zip(summary['estimates'], pictures or [None] * len(summary['estimates'])):
         lines += _estimate_md(e, picture) + ['']
     return '\n'.join(lines)
