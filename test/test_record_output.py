@@ -115,3 +115,22 @@ def test_an_odd_episode_json_is_no_traceback(tmp_path, episode):
         OutputFolder(out).open(NEW).close()
     except OutputError as err:        # not a recording of ours: refused in one line
         assert 'not empty and not an acres_sim recording' in str(err)
+
+
+@pytest.mark.parametrize('manifest, kind', [
+    ({'kind': 'evaluation', 'files': ['summary.json', 'ins.png']}, 'evaluation'),
+    ({'files': ['summary.json', 'summary.md']}, 'evaluation'),     # before manifests said
+    ({'kind': 'recording', 'files': ['episode.json']}, 'recording'),
+    ({'files': ['episode.json', 'summary.json']}, 'recording'),
+])
+def test_one_kind_of_output_never_replaces_another(tmp_path, manifest, kind):
+    out = tmp_path / 'out'
+    out.mkdir()
+    for name in manifest['files']:
+        (out / name).write_text('earlier')
+    (out / MANIFEST).write_text(json.dumps({'software': 'acres_sim', **manifest}))
+    other = 'recording' if kind == 'evaluation' else 'evaluation'
+    OutputFolder(out, kind=kind).open(['summary.json']).close()      # its own kind: taken
+    with pytest.raises(OutputError, match=f'holds an acres_sim {kind}, not an? {other};'):
+        OutputFolder(out, kind=other).open(['summary.json'])
+    assert all((out / name).read_text() == 'earlier' for name in manifest['files'])

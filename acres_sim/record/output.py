@@ -105,7 +105,7 @@ class OutputFolder:
         evaluation is not replaced by a recording, nor the other way round)."""
         try:
             manifest = json.loads(read_regular(self.out / MANIFEST))
-            files, kind = manifest['files'], manifest.get('kind', 'recording')
+            files, kind = manifest['files'], _kind_of(manifest)
             if not isinstance(files, list) or not all(map(_inside, files)):
                 raise ValueError('not a list of paths inside the folder')
         except FileNotFoundError:
@@ -115,8 +115,8 @@ class OutputFolder:
                 from None
         else:
             if kind != self.kind:
-                raise OutputError(f'{self.out} holds an acres_sim {kind}, not a {self.kind}; '
-                                  'give --out another folder')
+                raise OutputError(f'{self.out} holds an acres_sim {kind}, not '
+                                  f'{_a(self.kind)}; give --out another folder')
             return [f for f in files if (self.out / f).is_file()]
         try:
             episode = json.loads(read_regular(self.out / 'episode.json'))
@@ -258,6 +258,20 @@ def hold_writers_lock(path) -> None:
 _writers_lock_fd = None
 
 
+def _kind_of(manifest) -> str:
+    """What a manifest's folder holds; one written before manifests said so: a
+    recording, or an evaluation (a summary.json and no episode.json)."""
+    if 'kind' in manifest:
+        return manifest['kind']
+    files = manifest['files']
+    return 'evaluation' if 'summary.json' in files and 'episode.json' not in files \
+        else 'recording'
+
+
+def _a(noun) -> str:
+    return ('an ' if noun[:1] in 'aeiou' else 'a ') + noun
+
+
 def _write_manifest(out: Path, files, kind) -> None:
     text = json.dumps({'software': f'acres_sim {__version__}', 'kind': kind,
                        'files': sorted(set(files))}, indent=1) + '\n'
@@ -272,7 +286,7 @@ def claim(out, name: str, beside: str) -> bool:
     out = Path(out)
     try:
         manifest = json.loads(read_regular(out / MANIFEST))
-        files, kind = manifest['files'], manifest.get('kind', 'recording')
+        files, kind = manifest['files'], _kind_of(manifest)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
     if not isinstance(files, list) or beside not in files:
