@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 import os
 from typing import Optional
 
-from acres_sim.config.loader import config_dir, packaged_notice
+from acres_sim.config.loader import packaged_notice
 from acres_sim.config.node_params import FAST_OUTPUT_DEPTH, OUTPUT_DEPTH, SIM_PARAMS, sim_param
 from acres_sim.config.events import parse_event, read_events, replay
 from acres_sim.config.scenario import (MAX_AGENTS, NAMESPACE_PATTERN, Scenario, node_parameters,
@@ -39,6 +39,7 @@ from acres_sim.config.scene import load_scene
 from acres_sim.config.schema import KEYS, key
 from acres_sim.config.terrain import FLAT, read_terrain, terrain_argument
 from acres_sim.config.validate import ConfigError, check
+from acres_sim.fastdds_profile import fast_repair_environment
 from acres_sim.network import network_environment
 
 __all__ = ['KILL_GRACE_S', 'MAX_AGENTS', 'NodeSpec', 'RigOptions', 'RigRun', 'STOP_GRACE_S',
@@ -273,17 +274,3 @@ def rig_config_notice(rig, options: RigOptions = RigOptions()):
     return packaged_notice(options.config_file,
                            [agent_config(vehicle, options, scenario)
                             for vehicle in scenario.vehicles])
-
-
-def fast_repair_environment(environ=None):
-    """At rtf 0 on Fast DDS: the packaged profile of quick writer heartbeats
-    (``config/fastdds/fast_repair.xml``), so that a sample the transport drops
-    while a reader is short of CPU is sent again before the writer's history
-    moves past it (Fast DDS announces every 3 s by default).  Nothing when the
-    user has a profile of their own or another middleware."""
-    environ = os.environ if environ is None else environ
-    if 'FASTRTPS_DEFAULT_PROFILES_FILE' in environ or 'FASTDDS_DEFAULT_PROFILES_FILE' in environ:
-        return {}
-    if environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp') != 'rmw_fastrtps_cpp':
-        return {}
-    return {'FASTRTPS_DEFAULT_PROFILES_FILE': str(config_dir() / 'fastdds' / 'fast_repair.xml')}

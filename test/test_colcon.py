@@ -47,7 +47,8 @@ def test_install_tree_has_the_ament_marker_share_files_and_lib_scripts(workspace
     share = prefix / 'share/acres_sim'
     for name in ('package.xml', 'launch/polaris.launch.py', 'launch/maxxum.launch.py',
                  'launch/rig.launch.py', 'config/rigs/mixed.yaml',
-                 'config/fastdds/fast_repair.xml', 'config/rviz/acres_sim.rviz',
+                 'config/fastdds/fast_repair.xml', 'config/fastdds/fast_repair_v3.xml',
+                 'config/rviz/acres_sim.rviz',
                  'config/sensors.yaml', 'config/sensors_polaris.yaml',
                  'config/sensors_maxxum.yaml', 'config/site.yaml', 'config/terrains/acre.yaml'):
         assert (share / name).is_file(), name

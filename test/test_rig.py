@@ -10,6 +10,7 @@ import pytest
 from acres_sim.config import KEYS, ConfigError, load_config
 from acres_sim.config.node_params import AGENT_PARAMS, SENSOR_NODE_PARAMS, SIM_PARAMS
 from acres_sim.config.scenario import Scenario, ScenarioVehicle, read_scenario
+from acres_sim.fastdds_profile import PROFILES, fastdds_major
 from acres_sim.rig import RigOptions, rig_names, rig_nodes, ros_parameter_value
 from acres_sim.up import node_command, params_document
 
@@ -106,9 +107,10 @@ def test_options_reach_the_nodes():
     sim, gnss = (n.parameters for n in nodes)
     assert (sim['rtf'], sim['duration_s'], sim['cmd_vel.type']) == (0.0, 30.0, 'twist_stamped')
     assert sim['output_depth'] == gnss['output_depth'] == 1200    # rtf 0: deep histories
-    profile = Path(nodes[0].env['FASTRTPS_DEFAULT_PROFILES_FILE'])
-    assert profile.is_file() and all(n.env == nodes[0].env for n in nodes)
-    assert 'heartbeatPeriod' in profile.read_text()
+    variable, file = PROFILES[fastdds_major()]             # the installed Fast DDS's
+    profile = Path(nodes[0].env[variable])
+    assert profile.name == file and profile.is_file()
+    assert all(n.env == nodes[0].env for n in nodes)
     assert rig_nodes('maxxum')[0].env == {}                       # only at rtf 0
     assert sim['agents.agent0.route'] == 'loop'
     assert gnss['gnss.hz'] == 5.0 and gnss['noise'] is False and gnss['use_sim_time'] is False
@@ -220,9 +222,10 @@ def test_vehicles_of_a_rig_share_the_world(tmp_path):
 
 
 def test_a_profile_of_the_users_own_is_kept():
-    from acres_sim.rig import fast_repair_environment
+    from acres_sim.fastdds_profile import fast_repair_environment
 
     assert fast_repair_environment({'FASTRTPS_DEFAULT_PROFILES_FILE': '/mine.xml'}) == {}
+    assert fast_repair_environment({'FASTDDS_DEFAULT_PROFILES_FILE': '/mine.xml'}) == {}
     assert fast_repair_environment({'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}) == {}
     assert fast_repair_environment({}) != {}
 
@@ -314,5 +317,5 @@ def test_the_printed_command_carries_the_nodes_environment(monkeypatch, tmp_path
     words = shlex.split(shell_command(node, path))
     assert words[0] == 'env'
     assert 'ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST' in words
-    assert any(w.startswith('FASTRTPS_DEFAULT_PROFILES_FILE=') for w in words)
+    assert any(w.startswith(PROFILES[fastdds_major()][0] + '=') for w in words)
     assert words[-len(node_command(node, path)):] == node_command(node, path)
