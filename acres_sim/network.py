@@ -6,10 +6,17 @@ would mix with the vehicles there.  With ``network='loopback'`` (the default of
 ``acres-sim up`` and of the launch files) and none of the ROS discovery
 variables set by the user, every node gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=
 LOCALHOST`` (Iron and later), or ``ROS_LOCALHOST_ONLY=1`` where ``ROS_DISTRO``
-names a distro without the range (Humble and older; on Jazzy
-``ROS_LOCALHOST_ONLY`` still works but has every node log two deprecation
-warnings).  A user who set one of them keeps their choice; ``network='lan'``
-leaves the ROS defaults (discovery on the local subnet).
+names a distro without the range (Humble and older).  A user who set one of
+them keeps their choice; ``network='lan'`` leaves the ROS defaults (discovery
+on the local subnet).
+
+A ``ROS_LOCALHOST_ONLY`` of the user's is passed on in the newer variables
+where the distro has them: Jazzy still honours it but has every node log two
+deprecation warnings, and Kilted ignores it (its nodes would discover the
+whole subnet).  ``ROS_LOCALHOST_ONLY=1`` becomes ``ROS_AUTOMATIC_DISCOVERY_RANGE=
+LOCALHOST`` without static peers (what it meant on Jazzy, where it overrode
+both), any other value the ROS default; either way the nodes get the old
+variable empty, which rcl reads as unset.
 """
 
 import os
@@ -31,6 +38,16 @@ def network_environment(network='loopback', environ=None):
         raise ConfigError(f'network = {network!r}; allowed: {" or ".join(NETWORKS)}')
     environ = os.environ if environ is None else environ
     own = [f'{name}={environ[name]}' for name in DISCOVERY_VARIABLES if environ.get(name)]
+    localhost_only = environ.get('ROS_LOCALHOST_ONLY')
+    if localhost_only and environ.get('ROS_DISTRO') not in OLD_DISTROS:
+        if localhost_only == '1':
+            return ({'ROS_LOCALHOST_ONLY': '', 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+                     'ROS_STATIC_PEERS': ''},
+                    'DDS stays on this machine (your ROS_LOCALHOST_ONLY=1, passed on as '
+                    'ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST: Kilted ignores the old variable)')
+        return ({'ROS_LOCALHOST_ONLY': ''},
+                f'DDS discovery as you set it: {", ".join(own)} (ROS_LOCALHOST_ONLY is '
+                'not 1: the ROS default, passed on without the old variable)')
     if own:
         return {}, f'DDS discovery as you set it: {", ".join(own)}'
     if network == 'lan':

@@ -280,7 +280,14 @@ def ros_env(node):
     ({}, 'lan', {}, 'on the local network'),
     ({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'}, 'loopback', {},
      'as you set it: ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET'),
-    ({'ROS_LOCALHOST_ONLY': '0'}, 'loopback', {}, 'as you set it: ROS_LOCALHOST_ONLY=0'),
+    ({'ROS_LOCALHOST_ONLY': '0'}, 'loopback', {'ROS_LOCALHOST_ONLY': ''},
+     'as you set it: ROS_LOCALHOST_ONLY=0'),
+    # Jazzy warns of the old variable in every node, Kilted ignores it: passed on in the new
+    ({'ROS_LOCALHOST_ONLY': '1'}, 'loopback',
+     {**LOOPBACK, 'ROS_LOCALHOST_ONLY': '', 'ROS_STATIC_PEERS': ''}, 'your ROS_LOCALHOST_ONLY=1'),
+    ({'ROS_LOCALHOST_ONLY': '1', 'ROS_DISTRO': 'kilted'}, 'lan',
+     {**LOOPBACK, 'ROS_LOCALHOST_ONLY': '', 'ROS_STATIC_PEERS': ''}, 'stays on this machine'),
+    ({'ROS_LOCALHOST_ONLY': '1', 'ROS_DISTRO': 'humble'}, 'loopback', {}, 'as you set it'),
     ({'ROS_STATIC_PEERS': '192.0.2.7'}, 'loopback', {}, 'ROS_STATIC_PEERS=192.0.2.7'),
     ({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}, 'lan', {}, 'as you set it'),
 ])

@@ -97,13 +97,16 @@ def environment_without_discovery_settings(ros_domain_id):
 
 
 @pytest.mark.requires_rclpy
-@pytest.mark.parametrize('network, leaves', [('loopback', False), ('lan', True)])
+@pytest.mark.parametrize('network, user, leaves', [('loopback', {}, False), ('lan', {}, True),
+                                                   ('loopback', {'ROS_LOCALHOST_ONLY': '1'},
+                                                    False)])
 def test_up_started_without_discovery_settings_stays_on_loopback(netns, ros_domain_id,
-                                                                 network, leaves):
+                                                                 network, user, leaves):
     """``acres-sim up`` run directly (no make, none of the discovery variables):
     by default no RTPS packet leaves through a non-loopback interface;
     ``--network lan`` (the control, so the capture is known to see them) sends
-    discovery out of it."""
+    discovery out of it.  A user's ``ROS_LOCALHOST_ONLY=1`` keeps it on loopback
+    too (Kilted ignores that variable) without a node warning of it (Jazzy)."""
     command = [sys.executable, '-m', 'acres_sim.cli', 'up', '--rig', 'polaris',
                '--duration', '1', '--rtf', '0']
     if network == 'lan':
@@ -111,8 +114,8 @@ def test_up_started_without_discovery_settings_stays_on_loopback(netns, ros_doma
     result = subprocess.run(
         ['ip', 'netns', 'exec', netns, sys.executable, '-c', CAPTURE, 'veth0',
          str(RUN_TIMEOUT), *command],
-        env=environment_without_discovery_settings(ros_domain_id), capture_output=True,
-        text=True, timeout=RUN_TIMEOUT + 30, cwd=ROOT)
+        env={**environment_without_discovery_settings(ros_domain_id), **user},
+        capture_output=True, text=True, timeout=RUN_TIMEOUT + 30, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout)
     assert seen['code'] == 0 and 'simulated 1.00 s' in seen['out'], seen['out']
@@ -122,6 +125,7 @@ def test_up_started_without_discovery_settings_stays_on_loopback(netns, ros_doma
         assert seen['rtps'] == 0, f'RTPS to {seen["to"]} off loopback:\n{seen["out"]}'
         lines = [line for line in seen['out'].splitlines() if 'DDS stays on this machine' in line]
         assert len(lines) == 1, seen['out']
+        assert 'ROS_LOCALHOST_ONLY is deprecated' not in seen['out']
 
 
 # --- parameter files ----------------------------------------------------------
