@@ -8,7 +8,8 @@ in a handler does exactly that when the signal lands while the main loop is
 inside ``Event.wait()``, which holds the event's lock for a moment on every
 call (a node outlived its killed ``acres-sim up`` by half an hour).
 
-So the handler here only stores the signal number and counts.  A loop that
+So the handler here only stores the signal number and counts (and, for a
+process that asked to end within a limit, arms faulthandler's timer once).  A loop that
 sleeps waits in :meth:`StopSignals.wait`, a ``select`` on a self-pipe into
 which the interpreter's own C-level handler writes a byte for every signal
 (``signal.set_wakeup_fd``), so a signal wakes it at once.
@@ -19,6 +20,7 @@ it imports the simulator: a signal in its first seconds is then a stop request
 like any other.
 """
 
+import faulthandler
 import os
 import select
 import signal
@@ -26,6 +28,8 @@ import threading
 import time
 
 __all__ = ['STARTING', 'StopSignals']
+
+GIL_GRACE_S = 2.0    # end_within: faulthandler's ending, after the thread's
 
 
 class StopSignals:
@@ -45,6 +49,7 @@ class StopSignals:
         self._previous = {}
         self._previous_fd = None
         self._read = self._write = None
+        self._limit_s = None
 
     def __enter__(self):
         if threading.current_thread() is not threading.main_thread():
@@ -56,9 +61,13 @@ class StopSignals:
         return self
 
     def _on_signal(self, signum, _frame):
-        # nothing else here: no lock, no logging, no I/O (see the module docstring)
+        # nothing else here: no lock, no logging, no I/O (see the module docstring);
+        # but faulthandler's timer (end_within), whose locks only its own functions
+        # take, and this process calls them nowhere else
         if self.signal is None:
             self.signal = signum
+            if self._limit_s is not None:
+                faulthandler.dump_traceback_later(self._limit_s + GIL_GRACE_S, exit=True)
         self.count += 1
 
     def is_set(self):
@@ -91,6 +100,27 @@ class StopSignals:
             except BlockingIOError:
                 pass
         return self.is_set()
+
+    def end_within(self, limit_s, name):
+        """From the first stop request on, this process has ``limit_s`` s to
+        end; past it, one line naming ``name`` and the stack of every thread go
+        to stderr (where it hung) and it exits with status 1.  A daemon thread
+        says so; where it cannot run (a hang in a C call that holds the GIL),
+        faulthandler's own thread, armed by the signal handler and needing no
+        GIL, writes the stacks and ends the process GIL_GRACE_S later."""
+        self._limit_s = limit_s
+
+        def watch():
+            while not self.is_set():
+                time.sleep(0.2)
+            time.sleep(limit_s)
+            # on the descriptor: sys.stderr's lock may be what the main thread holds
+            os.write(2, f'{name}: still running {limit_s:g} s after {self.name}; '
+                        f'ending it (status 1). Its threads:\n'.encode())
+            faulthandler.dump_traceback(2, all_threads=True)
+            os._exit(1)
+
+        threading.Thread(target=watch, name='end_within', daemon=True).start()
 
     def __exit__(self, *exc):
         for sig, handler in self._previous.items():

@@ -16,6 +16,7 @@ are stopped.
 """
 
 from dataclasses import dataclass
+import functools
 import os
 from pathlib import Path
 import shlex
@@ -186,7 +187,8 @@ def run_nodes(nodes, out=sys.stderr, poll_s=0.1):
                     text=True,
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True,    # Ctrl-C reaches them from us, in order
-                    preexec_fn=end_with_parent)   # no node outlives up
+                    # no node outlives up, even one forked just before up died
+                    preexec_fn=functools.partial(end_with_parent, os.getpid()))
                 label = node.full_name.lstrip('/')
                 reader = threading.Thread(target=_forward, args=(process.stdout, label, out, lock),
                                           daemon=True)

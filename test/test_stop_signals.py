@@ -211,3 +211,47 @@ def test_only_a_node_process_takes_signals_from_its_first_moment(argv, orig_argv
     from acres_sim.ros import starting_as_node
 
     assert starting_as_node(argv, orig_argv) is node
+
+
+# Enters StopSignals, asks to end within 1 s of a stop, then hangs after the
+# stop: in a sleep (Python runs between its parts) or in one C call that holds
+# the GIL (no Python thread runs until it returns: about a minute here).
+HANG = '''
+import sys, time
+from acres_sim.stop_signals import StopSignals
+with StopSignals() as stop:
+    stop.end_within(1.0, 'hang_probe')
+    print('ready', flush=True)
+    while not stop.wait(1.0):
+        pass
+    def stuck_here():
+        if sys.argv[1] == 'sleep':
+            time.sleep(120)
+        else:
+            sum(range(10 ** 11))
+    stuck_here()
+print('ended on its own', flush=True)
+'''
+
+
+@pytest.mark.parametrize('hang', ['sleep', 'gil'])
+def test_a_process_that_hangs_after_a_stop_ends_and_says_where(hang):
+    """end_within: a node that does not end after SIGINT (a hang in shutdown)
+    ends by itself with status 1, its threads' stacks on stderr (the frame it
+    hung in), within its limit, or 2 s later where it holds the GIL."""
+    process = subprocess.Popen([sys.executable, '-c', HANG, hang], env=child_environment(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == 'ready\n'
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=EXIT_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 1, (out, err)
+    assert 'ended on its own' not in out
+    assert 'stuck_here' in err, err
+    if hang == 'sleep':
+        assert err.startswith(
+            'hang_probe: still running 1 s after SIGINT; ending it (status 1)'), err

@@ -263,6 +263,45 @@ def test_the_folder_of_a_killed_up_is_removed_by_the_next_up(tmp_path, ros_domai
         up.wait(timeout=30)
 
 
+# Forks a child that sleeps 30 s: between the fork and its exec the child waits
+# argv[1] s, then asks to end with this process (up's preexec_fn).
+STARTER = r'''
+import functools, os, subprocess, sys, time
+from acres_sim.parent import end_with_parent
+me = os.getpid()
+subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'],
+                 preexec_fn=lambda: (time.sleep(float(sys.argv[1])), end_with_parent(me)))
+time.sleep(30)
+'''
+
+
+@pytest.mark.parametrize('killed_before_the_request', [True, False])
+def test_a_child_of_a_starter_that_died_between_fork_and_request_ends(killed_before_the_request):
+    """up starts a node with end_with_parent(up's pid) between fork and exec; if
+    up dies before that request takes effect the kernel sends nothing, so the
+    child must notice its new parent itself and end (else it ran on for good:
+    a node of a killed up outlived it).  Killed after the request: the
+    kernel's SIGTERM ends the child."""
+    starter = subprocess.Popen([sys.executable, '-c', STARTER,
+                                '2.0' if killed_before_the_request else '0'])
+    child = None
+    try:
+        wait_for(lambda: children(starter.pid), 30, 'the fork')
+        child = children(starter.pid)[0]
+        if not killed_before_the_request:
+            wait_for(lambda: b'sleep(30)' in Path(f'/proc/{child}/cmdline').read_bytes(), 30,
+                     'the exec')
+        starter.kill()
+        starter.wait(timeout=30)
+        wait_for(lambda: not alive(child), 20, 'end of the child')
+    finally:
+        if child is not None and alive(child):
+            os.kill(child, signal.SIGKILL)
+        if starter.poll() is None:
+            starter.kill()
+        starter.wait(timeout=30)
+
+
 # --- a node whose parent dies ---------------------------------------------------
 
 # Starts the node of argv[1] and prints its pid; with argv[2] > 0 it kills

@@ -21,19 +21,18 @@ complete, the recording's ``episode.json`` says complete and the
 evaluation's files are there.
 """
 
-import ctypes
+import functools
 import hashlib
 import json
 import os
 from pathlib import Path
 import re
-import signal
 import subprocess
 import sys
 import time
 
 from acres_sim.files import read_regular, write_atomically
-from acres_sim.parent import PR_SET_PDEATHSIG
+from acres_sim.parent import end_with_parent
 
 __all__ = ['KIND', 'RECORD_COMMAND', 'finished', 'read_run', 'record_path', 'rows_digest',
            'run_one', 'write_run']
@@ -43,13 +42,6 @@ KIND = 'acres_sim sweep run'
 RECORD_COMMAND = (sys.executable, '-m', 'acres_sim.cli', 'record')
 EVAL_FOLDER = 'eval'
 _ERROR = re.compile(r'^acres-sim( [a-z]+)?: error: ')     # the command line's error lines
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith('linux') else None
-
-
-def _end_with_worker():
-    """In the child, before exec: SIGTERM when the worker thread that started it ends."""
-    if _LIBC is not None:
-        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def rows_digest(run_dir) -> str:
@@ -153,7 +145,9 @@ def run_one(spec) -> dict:
     start = time.monotonic()
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, errors='replace', preexec_fn=_end_with_worker)
+                              text=True, errors='replace',
+                              # SIGTERM when the worker thread that started it ends
+                              preexec_fn=functools.partial(end_with_parent, os.getpid()))
         episode = _episode(run_dir) or {}
         record['simulated_s'] = episode.get('simulated_s')
         if done.returncode != 0:

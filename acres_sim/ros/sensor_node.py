@@ -61,6 +61,7 @@ from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.output_health import OutputHealth
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
+from acres_sim.rig import STOP_GRACE_S
 from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
@@ -72,6 +73,10 @@ PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim t
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
 PROGRESS_IDLE_S = 0.2          # wall time: report progress this often besides every 12 steps
 LOG_THROTTLE_S = 5.0
+# A node that does not end this long after SIGINT / SIGTERM says where it hangs and
+# ends itself: before up and launch send SIGTERM (STOP_GRACE_S), and also when
+# nobody would (a parent that died, a test that only waits).
+STOP_LIMIT_S = STOP_GRACE_S - 2.0
 
 
 _STAMP = struct.Struct('<iI')
@@ -336,6 +341,7 @@ def run_node(node_class, args=None):
         print(f'{node_class.executable}: stopped by {signals.name} while starting',
               file=sys.stderr)
         exit_now(0)
+    signals.end_within(STOP_LIMIT_S, node_class.executable)
     exit_now(_run_node(node_class, args, signals))
 
 
