@@ -40,6 +40,7 @@ def _start_a_node(ros_domain_id, profile_env):
     return done.stdout                 # Fast DDS logs its errors on stdout
 
 
+@pytest.mark.requires_rclpy
 def test_the_chosen_profile_loads_and_the_other_version_s_is_refused(ros_domain_id):
     major = fastdds_major()
     chosen = fast_repair_environment({})

@@ -291,7 +291,7 @@ def test_declared_and_launchs_own_arguments_pass(rig):
 
 def import_launch():
     """Skip the test unless launch and launch_ros are installed, saying which is missing."""
-    why = ('{} is not installed: it comes with a ROS 2 distribution (apt ros-jazzy-{}), '
+    why = ('{} is not installed: it comes with a ROS 2 distribution (apt ros-DISTRO-{}), '
            'not with the pip wheels of `make setup`')
     launch = pytest.importorskip('launch', reason=why.format('launch', 'launch'))
     if not hasattr(launch, 'LaunchDescription'):
@@ -560,7 +560,7 @@ def launch_pytest_unavailable():
     """Why the launch_pytest test cannot run in this pytest session, or None if it can."""
     if importlib.util.find_spec('launch_pytest') is None:
         return ('launch_pytest is not installed: it comes with a ROS 2 distribution '
-                '(apt ros-jazzy-launch-pytest), not with the pip wheels of `make setup`')
+                '(apt ros-DISTRO-launch-pytest), not with the pip wheels of `make setup`')
     plugin = sys.modules.get('launch_pytest.plugin')
     if plugin is None:
         return ('launch_pytest is installed but its pytest plugin is not active '
