@@ -122,6 +122,30 @@ def test_report_png(tmp_path):
     assert (width, height) == (1800, 1200)
 
 
+def test_report_is_drawn_once_and_is_what_savefig_writes(tmp_path, monkeypatch):
+    """Reference: matplotlib's own savefig of the same figure.  The report
+    renders the figure once and writes those pixels: the same picture."""
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    from acres_sim.record.report import ReportPage, draw_pages, write_pages
+
+    gnss = _gnss_rows()
+    truth_gnss = np.array([_truth_antenna(k) for k in range(10)])
+    truth_rows = [Truth(step=k, p=np.array([1.0 * k, -300.0, 0.0]), R=np.eye(3), v=np.zeros(3),
+                        w=np.zeros(3), p_c=np.zeros(3)) for k in range(12)]
+    page = ReportPage('', gnss, _ins_rows(), _imu_rows(), truth_rows, truth_gnss)
+    draws = []
+    original = Figure.draw
+    monkeypatch.setattr(Figure, 'draw', lambda fig, renderer: (draws.append(1),
+                                                               original(fig, renderer))[1])
+    ours = write_pages(tmp_path / 'ours.png', [page], _scene())
+    assert len(draws) == 1
+    fig, dpi = draw_pages([page], _scene())
+    fig.savefig(tmp_path / 'theirs.png', format='png', dpi=dpi)
+    assert np.array_equal(imread(ours), imread(tmp_path / 'theirs.png'))
+
+
 def test_report_without_truth_scene_or_rows(tmp_path):
     """Missing pieces give emptier panels, not errors."""
     rows = [{k: v for k, v in r.items() if k != 'sample_time_s'} for r in _gnss_rows()]
