@@ -120,22 +120,29 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
     probe.add({t: message_type(kind) for t, kind in sim.items()}, transient={'/tf_static'})
     names = [s.full_name for s in rig_nodes('polaris', RigOptions(agents=2, namespace='demo'))]
 
-    def every_node_seen():
-        seen = {f'{ns.rstrip("/")}/{n}' for n, ns in node.get_node_names_and_namespaces()}
-        return set(names) <= seen and all(node_topics(node, name) for name in names)
-
-    probe.spin_until(every_node_seen, DISCOVERY_TIMEOUT, 'every node of the rig', child)
-    topics = {}
-    for name in names:
-        topics.update(node_topics(node, name))
     expected = {f'{ns}/{topic}': kind for ns in agents for topic, kind in POLARIS_RELATIVE.items()}
     expected.update({'/clock': 'rosgraph_msgs/msg/Clock', '/tf': 'tf2_msgs/msg/TFMessage',
                      '/tf_static': 'tf2_msgs/msg/TFMessage',
                      '/diagnostics': 'diagnostic_msgs/msg/DiagnosticArray',
                      '/demo/events/inject': 'std_msgs/msg/String',
                      '/demo/events/log': 'std_msgs/msg/String'})
-    got = {t: kind for t, kind in topics.items() if t not in ROS_OWN_TOPICS}
-    assert got == expected
+
+    def rig_topics():
+        topics = {}
+        for name in names:
+            topics.update(node_topics(node, name))
+        return {t: kind for t, kind in topics.items() if t not in ROS_OWN_TOPICS}
+
+    # Discovery brings a node's topics one by one (on a loaded machine, seconds
+    # apart): wait for the whole list -- the sim waits for this probe meanwhile
+    # (--wait-for-subscribers) -- and show what differs if it never comes.
+    try:
+        probe.spin_until(lambda: rig_topics() == expected, DISCOVERY_TIMEOUT,
+                         'every topic of the rig', child)
+    except pytest.fail.Exception:
+        assert rig_topics() == expected
+        raise
+    got = rig_topics()
     assert {t for t in got if not t.startswith('/demo/')} == GLOBAL_TOPICS
 
     code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 60 * seconds)
