@@ -9,10 +9,10 @@ inside ``Event.wait()``, which holds the event's lock for a moment on every
 call (a node outlived its killed ``acres-sim up`` by half an hour).
 
 So the handler here only stores the signal number and counts (and, for a
-process that asked to end within a limit, arms faulthandler's timer once).  A loop that
-sleeps waits in :meth:`StopSignals.wait`, a ``select`` on a self-pipe into
-which the interpreter's own C-level handler writes a byte for every signal
-(``signal.set_wakeup_fd``), so a signal wakes it at once.
+process that asked to end within a limit, arms faulthandler's timer once).
+A loop that sleeps waits in :meth:`StopSignals.wait`, a ``select`` on a
+self-pipe into which the interpreter's own C-level handler writes a byte for
+every signal (``signal.set_wakeup_fd``), so a signal wakes it at once.
 
 The nodes, ``acres-sim up`` and ``acres-sim record`` all stop this way.  The
 module imports nothing heavy, so a command can install it first thing, before

@@ -55,13 +55,13 @@ from acres_sim.pipeline.channels import DIAGNOSTICS_TOPIC
 from acres_sim.pipeline.timeline import NS_PER_S
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.vehicle import build_vehicle
+from acres_sim.rig import STOP_GRACE_S
 from acres_sim.ros.event_injection import SensorEvents
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.output_health import OutputHealth
 from acres_sim.ros.qos import OUTPUT_QOS, TRUTH_QOS, with_depth
-from acres_sim.rig import STOP_GRACE_S
 from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
