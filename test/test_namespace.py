@@ -127,6 +127,10 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
                      '/demo/events/inject': 'std_msgs/msg/String',
                      '/demo/events/log': 'std_msgs/msg/String'})
 
+    def every_node_seen():
+        seen = {f'{ns.rstrip("/")}/{n}' for n, ns in node.get_node_names_and_namespaces()}
+        return set(names) <= seen
+
     def rig_topics():
         topics = {}
         for name in names:
@@ -136,6 +140,7 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
     # Discovery brings a node's topics one by one (on a loaded machine, seconds
     # apart): wait for the whole list -- the sim waits for this probe meanwhile
     # (--wait-for-subscribers) -- and show what differs if it never comes.
+    probe.spin_until(every_node_seen, DISCOVERY_TIMEOUT, 'every node of the rig', child)
     try:
         probe.spin_until(lambda: rig_topics() == expected, DISCOVERY_TIMEOUT,
                          'every topic of the rig', child)
