@@ -91,4 +91,4 @@ bench: setup
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf .venv .venv-kilted build install log .pytest_cache .hypothesis
+	rm -rf .venv .venv-* build install log .pytest_cache .hypothesis

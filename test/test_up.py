@@ -266,7 +266,7 @@ def test_the_folder_of_a_killed_up_is_removed_by_the_next_up(tmp_path, ros_domai
 # Forks a child that sleeps 30 s: between the fork and its exec the child waits
 # argv[1] s, then asks to end with this process (up's preexec_fn).
 STARTER = r'''
-import functools, os, subprocess, sys, time
+import os, subprocess, sys, time
 from acres_sim.parent import end_with_parent
 me = os.getpid()
 subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'],
