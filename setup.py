@@ -39,6 +39,7 @@ setup(
             'sim_node = acres_sim.ros.sim_node:main',
             'gnss_node = acres_sim.ros.gnss_node:main',
             'imu_node = acres_sim.ros.imu_node:main',
+            'sensor_nodes = acres_sim.ros.sensor_nodes:main',
         ],
     },
 )

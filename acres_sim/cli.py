@@ -261,7 +261,7 @@ def cmd_inject(args):
 
 def cmd_up(args):
     from acres_sim.network import network_environment
-    from acres_sim.rig import RigOptions, rig_config_notice, rig_nodes
+    from acres_sim.rig import RigOptions, rig_config_notice, rig_processes
     from acres_sim.up import run_nodes
 
     _check_duration(args.duration)
@@ -285,8 +285,8 @@ def cmd_up(args):
                          add_outages=tuple(args.opt_outages), config_file=args.opt_config,
                          site_file=args.opt_site, overlay_file=args.opt_vehicle_config,
                          events=tuple(args.events), sim=sim, network=args.network,
-                         namespace=args.namespace)
-    nodes = rig_nodes(args.rig, options)
+                         namespace=args.namespace, sensor_processes=args.sensor_processes)
+    nodes = rig_processes(args.rig, options)
     network = network_environment(args.network)[1]
     _print_notice(rig_config_notice(args.rig, options))
     if args.print_nodes is not None:
@@ -296,27 +296,36 @@ def cmd_up(args):
 
 
 def _print_nodes(nodes, folder, network):
-    """``up --print-nodes [DIR]``: each node's command line, and its parameter
-    file -- printed, or written into DIR for the commands to use later."""
+    """``up --print-nodes [DIR]``: each process's command line, and the
+    parameter file of each of its nodes -- printed, or written into DIR for
+    the commands to use later."""
     from acres_sim.up import params_document, params_file_name, shell_command, \
         write_params_files
+
+    def what(node):
+        if node.nodes:
+            return (f'{node.executable}, ' + ', '.join(m.full_name for m in node.nodes)
+                    + ' in one process')
+        return f'{node.executable}, {len(node.parameters)} parameters'
 
     if folder:
         paths = write_params_files(nodes, Path(folder).resolve())   # ParamsFileError: one line
         print(f'# {network}')
         for node, path in zip(nodes, paths):
-            print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters '
-                  f'in {path}')
+            files = ', '.join(str(p) for p in path) if node.nodes else str(path)
+            print(f'# {node.full_name}: {what(node)}; parameters in {files}')
             print(shell_command(node, path))
         return 0
     print(f'# {network}')
     for node in nodes:
-        name = params_file_name(node)
-        print(f'# {node.full_name}: {node.executable}, {len(node.parameters)} parameters; '
-              f'its command, with this parameter file saved as {name} '
-              '(or use --print-nodes DIR):')
-        print(shell_command(node, name))
-        print(params_document(node))
+        members = node.nodes or (node,)
+        names = [params_file_name(m) for m in members]
+        print(f'# {node.full_name}: {what(node)}; its command, with '
+              + ('these parameter files' if node.nodes else 'this parameter file')
+              + f' saved as {", ".join(names)} (or use --print-nodes DIR):')
+        print(shell_command(node, names if node.nodes else names[0]))
+        for member in members:
+            print(params_document(member))
     return 0
 
 
@@ -702,6 +711,9 @@ def build_parser():
     up.add_argument('--wait-for-subscribers', type=int, metavar='N',
                     help='before step 0 also wait for N subscribers on every sim topic '
                          '(e.g. 1 for a ros2 bag record started first)')
+    up.add_argument('--sensor-processes', choices=['one', 'vehicle', 'node'], default='one',
+                    help='the sensor nodes: all in one process (default), one process per '
+                         'vehicle, or each node in its own')
     up.add_argument('--print-nodes', nargs='?', const='', metavar='DIR',
                     help='print each node\'s command line and parameter file, start nothing; '
                          'with DIR, write the parameter files there for the printed commands')

@@ -42,9 +42,14 @@ from acres_sim.config.validate import ConfigError, check
 from acres_sim.fastdds_profile import fast_repair_environment
 from acres_sim.network import network_environment
 
-__all__ = ['KILL_GRACE_S', 'MAX_AGENTS', 'NodeSpec', 'RigOptions', 'RigRun', 'STOP_GRACE_S',
-           'agent_parameters', 'check_namespace', 'resolve_run', 'rig_config_notice', 'rig_names',
-           'rig_nodes', 'ros_parameter_value']
+__all__ = ['KILL_GRACE_S', 'MAX_AGENTS', 'NodeSpec', 'RigOptions', 'RigRun', 'SENSOR_PROCESSES',
+           'STOP_GRACE_S', 'agent_parameters', 'check_namespace', 'resolve_run',
+           'hosted_name', 'rig_config_notice', 'rig_names', 'rig_nodes', 'rig_processes',
+           'ros_parameter_value']
+
+# How the sensor nodes are put into processes (RigOptions.sensor_processes, rig_processes).
+SENSOR_PROCESSES = ('one', 'vehicle', 'node')
+HOST = 'sensor_nodes'
 
 # How a node is stopped, by acres-sim up and by launch: SIGINT, then SIGTERM
 # after STOP_GRACE_S, then SIGKILL after KILL_GRACE_S.  A node needs at most 2 s
@@ -66,6 +71,9 @@ class NodeSpec:
     parameters: dict
     remappings: tuple = ()
     env: dict = field(default_factory=dict)    # environment variables added for the node
+    # a process of several nodes (executable sensor_nodes): their NodeSpecs; then
+    # ``name`` only labels the process, and ``parameters`` is empty
+    nodes: tuple = ()
 
     @property
     def full_name(self) -> str:
@@ -97,6 +105,8 @@ class RigOptions:
     events: tuple = ()                   # fault events added (YAML texts, as --event gives them)
     event_log: tuple = ()                # a live run's event log to repeat (its entries)
     namespace: str = ''                  # of the whole rig; each vehicle's nests below it
+    sensor_processes: str = 'one'        # the sensor nodes: 'one' process, one per 'vehicle',
+    #                                      or one per 'node'
 
 
 def rig_names():
@@ -262,6 +272,36 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
         env.update(fast_repair_environment())
     return [replace(node, env=dict(env))
             for node in [NodeSpec('sim_node', 'sim_node', namespace, sim), *sensors]]
+
+
+def rig_processes(rig, options: RigOptions = RigOptions()):
+    """The processes that start the nodes of :func:`rig_nodes`: the sim node
+    alone, and the sensor nodes by ``options.sensor_processes`` -- all in one
+    process (``one``, the default), one process per vehicle (``vehicle``), or
+    each in its own (``node``).  A process of several nodes is a NodeSpec of
+    the executable ``sensor_nodes`` with the nodes in ``nodes``: in the rig's
+    namespace, or for ``vehicle`` in the vehicle's."""
+    layout = options.sensor_processes
+    if layout not in SENSOR_PROCESSES:
+        raise ConfigError(f'sensor_processes = {layout!r}; allowed: '
+                          + ', '.join(SENSOR_PROCESSES))
+    sim, *sensors = rig_nodes(rig, options)
+    if layout == 'node' or not sensors:
+        return [sim, *sensors]
+    groups = {}
+    for node in sensors:
+        groups.setdefault(sim.namespace if layout == 'one' else node.namespace, []).append(node)
+    return [sim, *(NodeSpec(HOST, HOST, namespace, {}, env=dict(members[0].env),
+                            nodes=tuple(members))
+                   for namespace, members in groups.items())]
+
+
+def hosted_name(host, node):
+    """The name of ``node`` within the process ``host``: after its namespace
+    relative to the host's (``agent0/gnss_node``)."""
+    relative = node.namespace[len(host.namespace):].strip('/') if host.namespace \
+        else node.namespace
+    return f'{relative}/{node.name}' if relative else node.name
 
 
 def rig_config_notice(rig, options: RigOptions = RigOptions()):

@@ -1,10 +1,12 @@
-"""``acres-sim up``: start the nodes of a rig as child processes -- the node
-list of :func:`acres_sim.rig.rig_nodes`, the same the launch files start --
-for machines without ``ros2 launch``.
+"""``acres-sim up``: start the nodes of a rig as child processes -- the
+processes of :func:`acres_sim.rig.rig_processes`, the same the launch files
+start -- for machines without ``ros2 launch``.
 
-Each node gets a parameter file written into a temporary folder and runs as
-``python -m acres_sim.ros.<node> --ros-args -r __node:=NAME -r __ns:=/NS
---params-file FILE``; the folder is named for the pid of ``up`` and removed at
+Each node gets a parameter file written into a temporary folder.  A node
+alone in its process runs as ``python -m acres_sim.ros.<node> --ros-args -r
+__node:=NAME -r __ns:=/NS --params-file FILE``; the sensor nodes that share
+a process as ``python -m acres_sim.ros.sensor_nodes --node KIND NAME FILE
+... --ros-args -r __ns:=/NS``.  The folder is named for the pid of ``up`` and removed at
 the end, and one left behind by an ``up`` that was killed (SIGKILL) is removed
 by the next ``up`` once that pid is gone (``--print-nodes DIR`` writes the
 files into a folder of the user's, for nodes started by hand).  Their output is
@@ -32,7 +34,7 @@ import yaml
 from acres_sim.config.validate import ConfigError
 from acres_sim.files import read_regular, write_atomically
 from acres_sim.parent import end_with_parent
-from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S
+from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S, hosted_name
 from acres_sim.stop_signals import StopSignals
 
 __all__ = ['Launched', 'node_command', 'params_document', 'params_file_name', 'run_nodes',
@@ -65,14 +67,19 @@ def params_file_name(node):
 
 
 def node_command(node, params_file):
-    """The command line that starts ``node`` (a NodeSpec) with its parameter file."""
-    command = [sys.executable, '-m', f'acres_sim.ros.{node.executable}', '--ros-args',
-               '-r', f'__node:={node.name}']
+    """The command line that starts ``node`` (a NodeSpec) with its parameter
+    file -- for a process of several nodes, the list of theirs."""
+    command = [sys.executable, '-m', f'acres_sim.ros.{node.executable}']
+    for member, path in zip(node.nodes, params_file if node.nodes else ()):
+        command += ['--node', member.executable, hosted_name(node, member), str(path)]
+    ros = [] if node.nodes else ['-r', f'__node:={node.name}']
     if node.namespace:
-        command += ['-r', f'__ns:=/{node.namespace}']
+        ros += ['-r', f'__ns:=/{node.namespace}']
     for old, new in node.remappings:
-        command += ['-r', f'{old}:={new}']
-    return command + ['--params-file', str(params_file)]
+        ros += ['-r', f'{old}:={new}']
+    if not node.nodes:
+        ros += ['--params-file', str(params_file)]
+    return command + (['--ros-args', *ros] if ros else [])
 
 
 def shell_command(node, params_file):
@@ -90,23 +97,28 @@ def _written_by_up(path):
 
 
 def write_params_files(nodes, folder):
-    """Write each node's parameter file into ``folder`` (made if need be); the
-    paths.  A file there that ``up`` did not write is never replaced: then
+    """Write each node's parameter file into ``folder`` (made if need be); per
+    entry of ``nodes`` its path, or for a process of several nodes the list of
+    theirs.  A file there that ``up`` did not write is never replaced: then
     ParamsFileError, and nothing is written."""
     folder = Path(folder)
-    paths = [folder / params_file_name(node) for node in nodes]
+    specs = [member for node in nodes for member in (node.nodes or (node,))]
+    paths = [folder / params_file_name(node) for node in specs]
     for path in paths:
         if os.path.lexists(path) and not _written_by_up(path):
             raise ParamsFileError(f'{path} exists and is not a parameter file of acres-sim '
                                   'up; not replacing it (choose another folder)')
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for node, path in zip(nodes, paths):
+        for node, path in zip(specs, paths):
             write_atomically(path, params_document(node).encode('utf-8'))
     except OSError as err:
         raise ParamsFileError(f'cannot write the parameter files into {folder}: '
                               f'{err.strerror or err}') from None
-    return paths
+    out, taken = [], iter(paths)
+    for node in nodes:
+        out.append([next(taken) for _ in node.nodes] if node.nodes else next(taken))
+    return out
 
 
 def _pid_alive(pid):

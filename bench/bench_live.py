@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The live rig over DDS (loopback): the nodes of ``acres_sim.rig.rig_nodes``,
-each in its own process as ``acres-sim up`` starts them.
+"""The live rig over DDS (loopback): the processes of ``acres_sim.rig.rig_processes``,
+as ``acres-sim up`` starts them (``--sensor-processes``: the sensor nodes in one
+process, the default, one per vehicle, or each in its own).
 
 * ``rtf``: one Polaris rig (sim, GNSS, IMU) at rtf 0, as fast as the sensor
   nodes keep up: the real-time factor reached (the sim node's summary), CPU
-  per simulated second and peak RSS of each node (from /proc);
+  per simulated second and peak RSS of each process, and per node (from /proc);
 * ``agents``: N Polaris copies at real time: the real-time factor held, the
   INS latency (from each epoch's due wall time to its first message, the sim
   node's summary: median / p99 / max) and the sensor nodes' gaps, for growing N;
@@ -29,8 +30,8 @@ import time
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('ROS_DOMAIN_ID', '93')
 
-from acres_sim.rig import RigOptions, rig_nodes  # noqa: E402
-from acres_sim.up import child_environment, node_command, params_document  # noqa: E402
+from acres_sim.rig import RigOptions, rig_processes  # noqa: E402
+from acres_sim.up import child_environment, node_command, write_params_files  # noqa: E402
 
 TICK_S = 1.0 / os.sysconf('SC_CLK_TCK')
 SUMMARY = re.compile(r'simulated ([\d.]+) s in ([\d.]+) s of wall time \(([\d.]+)x real time')
@@ -44,9 +45,7 @@ class Rig:
         self.nodes, self.processes, self.logs = nodes, [], []
         self.peak_rss_mb = [0.0] * len(nodes)
         self.cpu_s = [0.0] * len(nodes)
-        for i, node in enumerate(nodes):
-            params = Path(folder) / f'{i:02d}.yaml'
-            params.write_text(params_document(node))
+        for i, (node, params) in enumerate(zip(nodes, write_params_files(nodes, folder))):
             log = open(Path(folder) / f'{i:02d}.log', 'w+')
             self.logs.append(log)
             self.processes.append(subprocess.Popen(
@@ -102,40 +101,47 @@ def sim_summary(text):
             tuple(float(x) for x in lat.groups()) if lat else None)
 
 
-def ground_options(terrain, vibration):
-    """The RigOptions fields of ``--terrain`` and ``--vibration``."""
+def ground_options(terrain, vibration, sensor_processes='one'):
+    """The RigOptions fields of ``--terrain``, ``--vibration`` and ``--sensor-processes``."""
     on = {'vibration.engine': True, 'vibration.parked_jitter': True} if vibration else {}
-    return {'terrain': terrain, 'overrides': on}
+    return {'terrain': terrain, 'overrides': on, 'sensor_processes': sensor_processes}
+
+
+def describe(ground):
+    return (f'terrain {ground["terrain"]}{", vibration" if ground["overrides"] else ""}, '
+            f'sensor processes: {ground["sensor_processes"]}')
 
 
 def bench_rtf(seconds, ground):
-    nodes = rig_nodes('polaris', RigOptions(rtf=0.0, duration_s=seconds, **ground))
+    nodes = rig_processes('polaris', RigOptions(rtf=0.0, duration_s=seconds, **ground))
     with tempfile.TemporaryDirectory() as folder:
         rig = Rig(nodes, folder)
         rig.wait_for_sim(600 + seconds)
         logs = rig.stop()
     summary, _ = sim_summary(logs[0])
-    print(f'\n## One Polaris rig at rtf 0, {seconds:g} s simulated, terrain '
-          f'{ground["terrain"]}{", vibration" if ground["overrides"] else ""}')
+    print(f'\n## One Polaris rig at rtf 0, {seconds:g} s simulated, {describe(ground)}')
     if summary is None:
         print('no summary from the sim node:\n' + logs[0][-2000:])
         return
     sim_s, wall_s, rtf = summary
     print(f'real-time factor {rtf:.1f}x ({sim_s:g} s in {wall_s:.1f} s)')
-    print('| node | CPU per simulated s [ms] | CPU share of the run | peak RSS [MB] |')
-    print('|---|---|---|---|')
+    print('| process | nodes | CPU per simulated s [ms] | CPU share of the run | peak RSS [MB] '
+          '| per node [MB] |')
+    print('|---|---|---|---|---|---|')
     for node, cpu, rss in zip(nodes, rig.cpu_s, rig.peak_rss_mb):
-        print(f'| {node.full_name} | {1e3 * cpu / sim_s:.1f} | {cpu / wall_s:.0%} | {rss:.0f} |')
+        count = len(node.nodes) or 1
+        print(f'| {node.full_name} | {count} | {1e3 * cpu / sim_s:.1f} | {cpu / wall_s:.0%} '
+              f'| {rss:.0f} | {rss / count:.0f} |')
 
 
 def bench_agents(counts, seconds, ground):
-    print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each, terrain '
-          f'{ground["terrain"]}{", vibration" if ground["overrides"] else ""}')
+    print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each, '
+          f'{describe(ground)}')
     print('| agents | rtf held | INS latency median / p99 / max [ms] | sim CPU | all CPU '
-          '| sim RSS [MB] | sensor gaps |')
-    print('|---|---|---|---|---|---|---|')
+          '| sim RSS [MB] | RSS per sensor node [MB] | sensor gaps |')
+    print('|---|---|---|---|---|---|---|---|')
     for n in counts:
-        nodes = rig_nodes('polaris', RigOptions(agents=n, rtf=1.0, duration_s=seconds,
+        nodes = rig_processes('polaris', RigOptions(agents=n, rtf=1.0, duration_s=seconds,
                                                 **ground))
         with tempfile.TemporaryDirectory() as folder:
             rig = Rig(nodes, folder)
@@ -144,12 +150,14 @@ def bench_agents(counts, seconds, ground):
         summary, latency = sim_summary(logs[0])
         gaps = sum(text.count('gap in the truth stream') for text in logs[1:])
         if summary is None:
-            print(f'| {n} | no summary | | | | | |')
+            print(f'| {n} | no summary | | | | | | |')
             continue
         sim_s, wall_s, rtf = summary
         lat = ' / '.join(f'{x:.2f}' for x in latency) if latency else '-'
         print(f'| {n} | {rtf:.3f} | {lat} | {rig.cpu_s[0] / wall_s:.0%} | '
-              f'{sum(rig.cpu_s) / wall_s:.0%} | {rig.peak_rss_mb[0]:.0f} | {gaps} |')
+              f'{sum(rig.cpu_s) / wall_s:.0%} | {rig.peak_rss_mb[0]:.0f} | '
+              f'{sum(rig.peak_rss_mb[1:]) / max(sum(len(p.nodes) or 1 for p in nodes[1:]), 1):.0f}'
+              f' | {gaps} |')
 
 
 def bench_startup():
@@ -179,7 +187,7 @@ def bench_startup():
                     env['NUMBA_CACHE_DIR'] = cache
                 first.clear()
                 started = time.monotonic()
-                rig = Rig(rig_nodes('polaris', RigOptions(rtf=1.0, duration_s=30.0)), folder,
+                rig = Rig(rig_processes('polaris', RigOptions(rtf=1.0, duration_s=30.0)), folder,
                           env)
                 while len(first) < len(topics) and time.monotonic() - started < 600:
                     rclpy.spin_once(node, timeout_sec=0.05)
@@ -208,9 +216,12 @@ def main():
                         help='the rig\'s terrain for rtf and agents (default flat)')
     parser.add_argument('--vibration', action='store_true',
                         help='engine vibration and the parked jitter on (rtf and agents)')
+    parser.add_argument('--sensor-processes', choices=['one', 'vehicle', 'node'], default='one',
+                        help='the sensor nodes in one process (default), one per vehicle, or '
+                             'one per node (rtf and agents)')
     args = parser.parse_args()
     what = set(args.what.split(','))
-    ground = ground_options(args.terrain, args.vibration)
+    ground = ground_options(args.terrain, args.vibration, args.sensor_processes)
     if 'rtf' in what:
         bench_rtf(args.seconds, ground)
     if 'agents' in what:

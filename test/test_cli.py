@@ -131,12 +131,29 @@ def test_node_executables_check_their_parameters(node, ros_domain_id):
 def test_up_prints_the_nodes_of_a_rig(capsys):
     assert main(['up', '--rig', 'mixed', '--print-nodes', '--seed', '9']) == 0
     out = capsys.readouterr().out
-    assert out.count('# /') == 7 and '# /maxxum2/imu_node: imu_node' in out
+    processes = [line for line in out.splitlines() if line.startswith('# /')]
+    assert len(processes) == 2 and processes[1].startswith('# /sensor_nodes: sensor_nodes, ')
+    assert processes[1].count('_node.yaml') == 6
+    assert '/maxxum2/imu_node in one process' in processes[1]
+    assert out.count('# acres-sim up: parameters of /') == 7       # a file per node
     assert 'seed: 9' in out and 'ros__parameters' in out
+
+
+def test_up_with_each_node_in_its_own_process_prints_every_node(capsys):
+    assert main(['up', '--rig', 'mixed', '--print-nodes', '--sensor-processes', 'node']) == 0
+    out = capsys.readouterr().out
+    assert out.count('# /') == 7 and '# /maxxum2/imu_node: imu_node' in out
+    assert 'acres_sim.ros.sensor_nodes' not in out
 
 
 def test_up_with_a_namespace_prints_every_node_under_it(capsys):
     assert main(['up', '--rig', 'mixed', '--namespace', 'demo', '--print-nodes']) == 0
+    out = capsys.readouterr().out
+    assert out.count('# /demo/') == 2 and '/demo/maxxum2/imu_node' in out
+    assert out.count('__ns:=/demo ') == 1 and out.count('__ns:=/demo\n') == 1   # sim, sensors
+    assert '--node imu_node maxxum2/imu_node demo.maxxum2.imu_node.yaml' in out
+    assert main(['up', '--rig', 'mixed', '--namespace', 'demo', '--print-nodes',
+                 '--sensor-processes', 'node']) == 0
     out = capsys.readouterr().out
     assert out.count('# /demo/') == 7 and '# /demo/maxxum2/imu_node: imu_node' in out
     assert out.count('__ns:=/demo ') == 1 and '__ns:=/demo/maxxum2 ' in out

@@ -59,7 +59,8 @@ OPTION_ARGUMENTS = {
     'vibration', 'use_sim_time',
     'rtf', 'duration', 'cmd_vel_type',
     'publish_tf', 'follow_route', 'start_timeout', 'wait_for_subscribers', 'lookahead', 'gnss',
-    'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site', 'network'}
+    'imu', 'ins', 'gnss_hz', 'imu_hz', 'delay', 'gnss_start', 'config', 'site', 'network',
+    'sensor_processes'}
 
 # How long launch may take to start the processes, and the sim to end.
 START_TIMEOUT = 30.0
@@ -198,7 +199,8 @@ def test_arguments_map_to_rig_options():
         'start_timeout': '5', 'follow_route': 'false', 'wait_for_subscribers': '1',
         'lookahead': '3', 'gnss': 'true', 'imu': 'false', 'ins': 'true', 'gnss_hz': '5',
         'imu_hz': '100.0', 'delay': '0', 'gnss_start': 'cold', 'config': '/x/sensors.yaml',
-        'site': 'site.yaml', 'network': 'lan', 'namespace': 'demo/rig1', 'rig': 'ignored here'}
+        'site': 'site.yaml', 'network': 'lan', 'namespace': 'demo/rig1', 'rig': 'ignored here',
+        'sensor_processes': 'vehicle'}
     assert options_from_launch_arguments(values) == RigOptions(
         seed=7, noise=False, agents=3, route='loop', laps=4, repeat=False,
         scene='/x/scene.yaml', terrain='/x/terrain.yaml', rtf=0, duration_s=12.5,
@@ -209,7 +211,7 @@ def test_arguments_map_to_rig_options():
         config_file='/x/sensors.yaml', site_file='site.yaml',
         sim={'cmd_vel.type': 'twist_stamped', 'publish_tf': False, 'start_timeout_s': 5,
              'follow_route': False, 'start_subscribers': 1, 'lookahead_steps': 3},
-        network='lan', namespace='demo/rig1')
+        network='lan', namespace='demo/rig1', sensor_processes='vehicle')
 
 
 def test_empty_or_missing_arguments_are_not_given():

@@ -658,9 +658,10 @@ def test_up_reports_a_dead_node_and_ctrl_c_stops_the_rest(ros_context, ros_child
     child = ros_child(up_args('--rig', 'polaris'))
     probe.spin_until(lambda: probe.got['/imu/data_raw'], DISCOVERY_TIMEOUT, 'IMU messages', child)
     nodes = child_pids(child.process.pid)
-    assert len(nodes) == 3, nodes
-    imu = next(pid for pid, command in nodes.items() if 'acres_sim.ros.imu_node' in command)
-    os.kill(imu, signal.SIGKILL)
+    assert len(nodes) == 2, nodes          # the sim node; the GNSS and IMU nodes in one process
+    sensors = next(pid for pid, command in nodes.items()
+                   if 'acres_sim.ros.sensor_nodes' in command)
+    os.kill(sensors, signal.SIGKILL)
     clock_count = len(probe.got['/clock'])
     probe.spin_until(lambda: len(probe.got['/clock']) > clock_count + 120, 30,
                      'the sim going on', child)
@@ -668,7 +669,7 @@ def test_up_reports_a_dead_node_and_ctrl_c_stops_the_rest(ros_context, ros_child
     child.process.wait(timeout=60)
     output = child.stop()
     assert child.process.returncode == 130, output
-    assert '/imu_node exited with status -9' in output
+    assert '/sensor_nodes exited with status -9' in output
     assert '[sim_node]' in output and 'simulated' in output     # the sim's summary, forwarded
     assert not any(Path(f'/proc/{pid}').exists() for pid in nodes)
 
@@ -718,7 +719,7 @@ def test_a_test_that_stops_up_early_leaves_nothing_behind(ros_context, ros_child
     nodes = child_pids(child.process.pid)
     folders = {Path(arg).parent for command in nodes.values() for arg in command.split()
                if arg.endswith('.yaml')}
-    assert len(nodes) == 3 and len(folders) == 1 and all(f.is_dir() for f in folders), nodes
+    assert len(nodes) == 2 and len(folders) == 1 and all(f.is_dir() for f in folders), nodes
     output = child.stop()
     assert child.process.returncode == 130, output
     assert not any(f.exists() for f in folders)

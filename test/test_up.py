@@ -130,18 +130,38 @@ def test_up_started_without_discovery_settings_stays_on_loopback(netns, ros_doma
 
 # --- parameter files ----------------------------------------------------------
 
-def test_print_nodes_dir_writes_the_files_the_printed_commands_use(tmp_path, capsys):
+@pytest.mark.parametrize('layout, processes', [('one', 2), ('vehicle', 3), ('node', 5)])
+def test_print_nodes_dir_writes_the_files_the_printed_commands_use(tmp_path, capsys, layout,
+                                                                   processes):
+    """A command per process; every node's parameter file, each named once by a
+    command: after --params-file for a node alone, after --node KIND NAME for one
+    that shares the sensor process."""
     folder = tmp_path / 'params'
-    assert main(['up', '--rig', 'polaris', '--agents', '2', '--print-nodes', str(folder)]) == 0
+    assert main(['up', '--rig', 'polaris', '--agents', '2', '--sensor-processes', layout,
+                 '--print-nodes', str(folder)]) == 0
     out = capsys.readouterr().out
     commands = [shlex.split(line) for line in out.splitlines() if not line.startswith('#')]
-    assert len(commands) == 5
+    assert len(commands) == processes
+    named = []
     for words in commands:
-        path = Path(words[words.index('--params-file') + 1])
-        assert path.parent == folder and path.read_text().startswith(PARAMS_MARK)
-    assert sorted(p.name for p in folder.iterdir()) == [
+        if 'acres_sim.ros.sensor_nodes' in words:
+            assert '--params-file' not in words
+            named += [(words[i + 1], words[i + 2], words[i + 3])
+                      for i, word in enumerate(words) if word == '--node']
+        else:
+            path = words[words.index('--params-file') + 1]
+            named.append((words[words.index('-m') + 1].rsplit('.', 1)[1],
+                          words[words.index('-m') + 1], path))
+    for _kind, _name, path in named:
+        assert Path(path).parent == folder and Path(path).read_text().startswith(PARAMS_MARK)
+    assert sorted(Path(path).name for *_, path in named) == sorted(
+        p.name for p in folder.iterdir()) == [
         'agent1.gnss_node.yaml', 'agent1.imu_node.yaml', 'gnss_node.yaml', 'imu_node.yaml',
         'sim_node.yaml']
+    if layout == 'one':
+        assert [(kind, name) for kind, name, _ in named[1:]] == [
+            ('gnss_node', 'gnss_node'), ('imu_node', 'imu_node'),
+            ('gnss_node', 'agent1/gnss_node'), ('imu_node', 'agent1/imu_node')]
     assert main(['up', '--rig', 'polaris', '--print-nodes', str(folder)]) == 0   # its own: again
 
 
@@ -240,7 +260,8 @@ def test_the_folder_of_a_killed_up_is_removed_by_the_next_up(tmp_path, ros_domai
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     nodes = []
     try:
-        wait_for(lambda: len(children(up.pid)) == 3, 60, 'three nodes of up')
+        # the sim node, and the sensor nodes in one process; a parameter file per node
+        wait_for(lambda: len(children(up.pid)) == 2, 60, 'the two processes of up')
         nodes = children(up.pid)
         left = up_folders(tmp_path, up.pid)
         assert len(left) == 1 and len(list(left[0].iterdir())) == 3

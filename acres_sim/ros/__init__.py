@@ -13,7 +13,7 @@ import sys
 import acres_sim.parent  # noqa: F401
 from acres_sim.stop_signals import STARTING
 
-NODES = ('sim_node', 'gnss_node', 'imu_node')
+NODES = ('sim_node', 'gnss_node', 'imu_node', 'sensor_nodes')
 
 
 def starting_as_node(argv=None, orig_argv=None):

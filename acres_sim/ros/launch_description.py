@@ -1,9 +1,12 @@
 """The launch description behind launch/*.launch.py: the nodes of a rig.
 
-A launch file starts exactly the node list of :func:`acres_sim.rig.rig_nodes`
-(the list ``acres-sim up`` starts too): the sim node, then each vehicle's GNSS
-and IMU nodes.  polaris.launch.py and maxxum.launch.py fix the rig;
-rig.launch.py takes it as the argument ``rig:=NAME|FILE``.
+A launch file starts exactly the processes of :func:`acres_sim.rig.rig_processes`
+(those ``acres-sim up`` starts too): the sim node, then each vehicle's GNSS
+and IMU nodes -- by default all in one ``sensor_nodes`` process, whose nodes'
+parameter files are written into the temporary folder (as launch_ros writes
+a Node's) and removed when the launch shuts down.  polaris.launch.py and
+maxxum.launch.py fix the rig; rig.launch.py takes it as the argument
+``rig:=NAME|FILE``.
 
 The node list depends on the launch arguments (``agents:=3`` means more
 nodes), so it is built in an OpaqueFunction once they are known.  Launch
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 import difflib
 import os
 import sys
+import tempfile
 
 from acres_sim.config.loader import parse_value
 from acres_sim.config.node_params import sim_param
@@ -36,8 +40,8 @@ from acres_sim.config.options import VIBRATION_KEYS, vibration_overrides
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 from acres_sim.network import NETWORKS, network_environment
-from acres_sim.rig import (KILL_GRACE_S, STOP_GRACE_S, RigOptions, rig_config_notice, rig_names,
-                           rig_nodes)
+from acres_sim.rig import (KILL_GRACE_S, SENSOR_PROCESSES, STOP_GRACE_S, RigOptions, hosted_name,
+                           rig_config_notice, rig_names, rig_processes)
 
 __all__ = ['Argument', 'LAUNCH_OWN_ARGUMENTS', 'launch_arguments', 'options_from_launch_arguments',
            'rig_launch_description', 'unknown_arguments']
@@ -156,6 +160,10 @@ def launch_arguments(rig=None):
                                          'ROS_STATIC_PEERS is set; lan: other machines on the '
                                          'ROS_DOMAIN_ID see the rig. Allowed: '
                                          + ' or '.join(NETWORKS) + '.'),
+        Argument('sensor_processes', SENSOR_PROCESSES[0],
+                 'one: every GNSS and IMU node of the rig in one process (the least CPU and '
+                 'memory); vehicle: one process per vehicle; node: each node in its own. '
+                 'Allowed: ' + ', '.join(SENSOR_PROCESSES) + '.'),
     ]
 
 
@@ -202,7 +210,8 @@ def options_from_launch_arguments(values):
                       use_sim_time=use_sim_time, overrides=overrides,
                       config_file=path('config'), site_file=path('site'), sim=sim,
                       network=given.get('network', NETWORKS[0]),
-                      namespace=given.get('namespace', ''))
+                      namespace=given.get('namespace', ''),
+                      sensor_processes=given.get('sensor_processes', SENSOR_PROCESSES[0]))
 
 
 def unknown_arguments(names, rig=None, launch_file='this launch file'):
@@ -275,11 +284,13 @@ def launch_nodes(context, rig=None):
               for a in launch_arguments(rig)}
     rig = rig or os.path.expanduser(values.pop('rig').strip() or DEFAULT_RIG)
     options = options_from_launch_arguments(values)
-    nodes = rig_nodes(rig, options)
+    nodes = rig_processes(rig, options)
     notice = rig_config_notice(rig, options)
+    written = []
     return [LogInfo(msg=network_environment(options.network)[1]),
             *([LogInfo(msg=notice)] if notice else []),
-            *(node_action(spec) for spec in nodes)]
+            *(node_action(spec, written) for spec in nodes),
+            remove_on_shutdown(written)]
 
 
 def sim_node_ended(event, _context):
@@ -293,19 +304,59 @@ def sim_node_ended(event, _context):
     return [Shutdown(reason='the sim node ended')]
 
 
-def node_action(spec):
-    """The launch_ros Node of a NodeSpec; the sim node's exit ends the launch
-    (:func:`sim_node_ended`); SIGTERM and SIGKILL after Ctrl-C come after
-    STOP_GRACE_S and KILL_GRACE_S."""
+def hosted_parameter_files(spec, written):
+    """The parameter file of each node of the process ``spec``, written as
+    launch_ros writes those of a Node's ``parameters`` (a new file in the
+    temporary folder); their paths are added to ``written``."""
+    from acres_sim.up import params_document
+
+    paths = []
+    for member in spec.nodes:
+        handle, path = tempfile.mkstemp(prefix='acres_sim_params_', suffix='.yaml')
+        with os.fdopen(handle, 'w') as file:
+            file.write(params_document(member))
+        written.append(path)
+        paths.append(path)
+    return paths
+
+
+def remove_on_shutdown(paths):
+    """An event handler that removes the files of ``paths`` (written by this
+    launch) when the launch shuts down."""
+    from launch.actions import RegisterEventHandler
+    from launch.event_handlers import OnShutdown
+
+    def remove(_event, _context):
+        for path in paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    return RegisterEventHandler(OnShutdown(on_shutdown=remove))
+
+
+def node_action(spec, written):
+    """The launch_ros Node of a NodeSpec (for a process of several nodes, their
+    parameter files are written first, see :func:`hosted_parameter_files`);
+    the sim node's exit ends the launch (:func:`sim_node_ended`); SIGTERM and
+    SIGKILL after Ctrl-C come after STOP_GRACE_S and KILL_GRACE_S."""
     from launch_ros.actions import Node
 
     from launch.substitutions import LaunchConfiguration
 
     on_exit = sim_node_ended if spec.executable == 'sim_node' else None
+    if spec.nodes:
+        arguments = []
+        for member, path in zip(spec.nodes, hosted_parameter_files(spec, written)):
+            arguments += ['--node', member.executable, hosted_name(spec, member), path]
+        own = {'arguments': arguments}
+    else:
+        own = {'name': spec.name, 'parameters': [spec.parameters]}
     # after Ctrl-C, launch's own 5 s before SIGTERM was short on a loaded machine
     # (see STOP_GRACE_S); `sigterm_timeout:=S` / `sigkill_timeout:=S` still set them
-    return Node(package=PACKAGE, executable=spec.executable, name=spec.name,
-                namespace=spec.namespace or None, parameters=[spec.parameters],
+    return Node(package=PACKAGE, executable=spec.executable, **own,
+                namespace=spec.namespace or None,
                 remappings=list(spec.remappings), additional_env=spec.env or None,
                 output='screen', on_exit=on_exit,
                 sigterm_timeout=LaunchConfiguration('sigterm_timeout',

@@ -27,6 +27,7 @@ bursts longer than the subscribers' history (after a stall), see
 on ``sim/sensor_progress`` (the sim waits for it at rtf 0).
 """
 
+import gc
 import os
 import struct
 import sys
@@ -66,7 +67,7 @@ from acres_sim.ros.take import fast_executor, take_all
 from acres_sim.stop_signals import STARTING, StopSignals
 from acres_sim.warmup import warm_truth, warmed
 
-__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node']
+__all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'run_nodes']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
 PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
@@ -77,6 +78,7 @@ LOG_THROTTLE_S = 5.0
 # ends itself: before up and launch send SIGTERM (STOP_GRACE_S), and also when
 # nobody would (a parent that died, a test that only waits).
 STOP_LIMIT_S = STOP_GRACE_S - 2.0
+FLUSH_S = 2.0                  # at most this long for the subscribers to have the last messages
 
 
 _STAMP = struct.Struct('<iI')
@@ -314,7 +316,7 @@ class SensorNode(Node):
         return array
 
 
-def flush(node, timeout_s=2.0):
+def flush(node, timeout_s=FLUSH_S):
     """Wait (at most ``timeout_s``) until every subscriber has what ``node`` published."""
     deadline = time.monotonic() + timeout_s
     for publisher in node.publishers:
@@ -327,40 +329,59 @@ def flush(node, timeout_s=2.0):
 def run_node(node_class, args=None):
     """Start ``node_class`` (a SensorNode, or the SimNode) on its
     ``make_executor()``, let it ``serve`` until SIGINT / SIGTERM, then let its
-    subscribers have what it published; a configuration mistake is one line
-    on stderr and exit status 2.  Signals only set a flag, from the start to
-    the end (acres_sim.stop_signals); the process then ends at once (exit_now).
-    The node ends with the process that started it (acres_sim.parent)."""
+    subscribers have what it published (see :func:`run_nodes`)."""
+    return run_nodes(node_class.executable, [node_class], node_class, args)
+
+
+def run_nodes(executable, builds, node_class, args=None, prepare=None):
+    """Build the nodes (``builds``: callables, each returning one node) in one
+    process, on ``node_class.make_executor()``, let the first ``serve`` them
+    all until SIGINT / SIGTERM, then let their subscribers have what they
+    published (``prepare``: called with the nodes first); a configuration
+    mistake is one line on stderr and exit status 2.  Signals only set a
+    flag, from the start to the end (acres_sim.stop_signals); the process
+    then ends at once (exit_now).
+    The process ends with the one that started it (acres_sim.parent)."""
     end_with_parent()                  # SIGTERM when the parent dies (ros2/launch#666)
     if parent_gone():
-        print(f'{node_class.executable}: the process that started it has ended; not starting',
+        print(f'{executable}: the process that started it has ended; not starting',
               file=sys.stderr)
         return 1
     signals = STARTING if STARTING.active else StopSignals().__enter__()   # ends with us
     if signals.is_set():
-        print(f'{node_class.executable}: stopped by {signals.name} while starting',
-              file=sys.stderr)
+        print(f'{executable}: stopped by {signals.name} while starting', file=sys.stderr)
         exit_now(0)
-    signals.end_within(STOP_LIMIT_S, node_class.executable)
-    exit_now(_run_node(node_class, args, signals))
+    signals.end_within(STOP_LIMIT_S, executable)
+    exit_now(_run_nodes(executable, builds, node_class, args, signals, prepare))
 
 
-def _run_node(node_class, args, signals):
+def _run_nodes(executable, builds, node_class, args, signals, prepare):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
+    nodes = []
     try:
-        node = node_class()
+        for build in builds:
+            nodes.append(build())
+            if signals.is_set():
+                return 0
+        if prepare is not None:
+            prepare(nodes)
         executor = node_class.make_executor()
-        executor.add_node(node)
-        node.serve(executor, signals)
-        flush(node)
+        for node in nodes:
+            executor.add_node(node)
+        # The objects of the start (numba, numpy, rclpy: some 150k) are kept out of
+        # the collector's passes: a full pass over them paused a busy rig for tens of ms.
+        gc.freeze()
+        nodes[0].serve(executor, signals)
+        deadline = time.monotonic() + FLUSH_S
+        for node in nodes:
+            flush(node, max(deadline - time.monotonic(), 0.0))
     except ConfigError as err:
-        print(f'{node_class.executable}: {err}', file=sys.stderr)
+        print(f'{executable}: {err}', file=sys.stderr)
         return 2
     except ExternalShutdownException:
         pass
     finally:
-        if node is not None:
+        for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()        # also closes the log files
     return 0

@@ -19,7 +19,9 @@ steps.  At the start: static TF of the mounts and utm -> map.
 Pacing: ``rtf`` > 0 publishes step k at the wall time k / (120 rtf) after the
 start (late steps at once, to catch up), computing ``lookahead_steps`` steps
 at a time ahead of their time (a cmd_vel is read at the start of the next
-such block: with 6 steps it shows within 8 steps, 67 ms at real time);
+such block: with 6 steps it shows within 8 steps, 67 ms at real time; with
+many vehicles a block is begun earlier, computed a vehicle at a time
+between the steps, see ``_wait_until_due``);
 ``rtf`` = 0 runs
 as fast as the sensor nodes keep up: they report their progress on
 ``sim/sensor_progress`` and the sim keeps at most :data:`AHEAD_STEPS` steps
@@ -38,7 +40,9 @@ it is alone on its domain: another publisher of ``/clock`` or of its truth
 """
 
 from collections import deque
+from dataclasses import dataclass
 import functools
+import gc
 import sys
 import time
 
@@ -92,6 +96,13 @@ START_GRACE_S = 0.5             # start_subscribers met: this long for their sid
 FINISH_TIMEOUT_S = 30.0         # after the last step: wait this long at most for the sensors
 HOLD_SLEEP_S = 0.0005           # at rtf 0: poll the sensors' progress this often while waiting
 SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) this often
+# At rtf > 0 a vehicle's part of the next block is computed while the next step is due
+# in more than the longest recent part (decaying by PART_DECAY a part) + PART_MARGIN_S.
+PART_MARGIN_S = 0.001
+PART_DECAY = 0.9
+# The next block is begun this many times its vehicles' parts ahead of its first step's
+# time: the parts fit only in the gaps between the steps being published.
+LEAD_PARTS = 6.0
 STUCK_S = 10.0                  # a reporter whose step stays put this long is not waited for
 STALL_CHECK_S = 0.5             # waiting this long, look whether the node is still there
 LOG_THROTTLE_S = 5.0
@@ -102,6 +113,17 @@ OTHER_SIM_WAIT_S = 25.0         # ... and wait this long for one to leave (a kil
                                 # the graph until its participant's lease, 20 s, runs out)
 GRAPH_CHECK_S = 1.0             # look for cmd_vel publishers of the wrong type this often
 LATENCY_SAMPLES = 100_000       # INS latencies kept for the summary (the last ones)
+
+
+@dataclass
+class _Block:
+    """A block of steps being computed: its first step, its length, the steps'
+    ROS times, and per vehicle what :meth:`SimNode._encode` gave (None: not yet)."""
+
+    k0: int
+    n: int
+    t_ns: np.ndarray
+    parts: list
 
 
 class _Agent:
@@ -213,6 +235,8 @@ class SimNode(Node):
         self.last_steps = int(round((self.duration_s or FOREVER_S) * PHYSICS_HZ))
         self.step = 0                 # the next step to compute
         self.ahead = deque()          # computed steps not yet published: (k, messages, ins)
+        self.pending = None           # the next block, being computed (_Block), at rtf > 0
+        self.part_s = 0.0             # the longest recent time of a vehicle's part of a block
         self.lookahead_steps = own['lookahead_steps']
         self.wall0 = None
         self.waited_s = 0.0           # at rtf 0: time spent waiting for the sensor nodes
@@ -230,7 +254,7 @@ class SimNode(Node):
                                       throttle_duration_sec=LOG_THROTTLE_S)
         if checked.refused:
             return
-        agent.command = (checked.speed_mps, checked.yaw_rate_radps, self.step)
+        agent.command = (checked.speed_mps, checked.yaw_rate_radps, self.next_step)
 
     def _on_progress(self, agent, m):
         k = self.timeline.step_of_stamp(m.stamp.sec, m.stamp.nanosec)
@@ -244,7 +268,7 @@ class SimNode(Node):
         for agent in self.agents:
             take_all(agent.cmd_vel_sub, agent.on_cmd_vel)
         self.poll_progress()
-        self.injections.poll(self.step)
+        self.injections.poll(self.next_step)
         now = time.monotonic()
         if now - self._spun > SERVICE_PERIOD_S:
             self._spun = now
@@ -397,16 +421,23 @@ class SimNode(Node):
         self.get_logger().info(f'running {len(self.agents)} vehicle(s) {pace}, '
                                + (f'{self.duration_s:g} s' if self.duration_s else 'until stopped')
                                + f', scene {self.scene.name}, terrain {self.terrain_text()}')
+        gc.freeze()              # what the start made stays out of the collector's passes
+        if self.rtf > 0.0:      # the first block before the clock starts: step 0 on time
+            self.poll_inputs(executor)
+            self._compute(self.lookahead_steps)
         self.wall0 = time.monotonic()
         while rclpy.ok() and not stop.is_set():
             if not self.ahead:
-                if self.step > self.last_steps:
-                    self._wait_for_sensors_to_finish(stop)
-                    break
-                if self.rtf == 0.0:
-                    self._hold_for_sensors(stop)
-                self.poll_inputs(executor)
-                self._compute(FAST_BLOCK_STEPS if self.rtf == 0.0 else self.lookahead_steps)
+                if self.pending is None:
+                    if self.step > self.last_steps:
+                        self._wait_for_sensors_to_finish(stop)
+                        break
+                    if self.rtf == 0.0:
+                        self._hold_for_sensors(stop)
+                    self.poll_inputs(executor)
+                    self._start_block(FAST_BLOCK_STEPS if self.rtf == 0.0
+                                      else self.lookahead_steps)
+                self._finish_block()
             if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], executor, stop):
                 continue
             self.injections.hold(self.ahead[0][0], stop)    # the sensor nodes have the events
@@ -414,18 +445,37 @@ class SimNode(Node):
 
     def _wait_until_due(self, k, executor, stop):
         """At rtf > 0: sleep until the wall time of step k (in slices, serving
-        the inputs, when that is far); False if stopped meanwhile."""
-        due = self.wall0 + k / (PHYSICS_HZ * self.rtf)
+        the inputs, when that is far); False if stopped meanwhile.  With many
+        vehicles a whole block takes longer than a step lasts, so the wait
+        also computes the next block, a vehicle at a time while there is time
+        for one before step k: begun as late as it can still be done by its
+        first step's time (LEAD_PARTS times the time of its parts), so a
+        cmd_vel still acts as soon as it can."""
+        due = self._due(k)
         while not stop.is_set():
-            early = due - time.monotonic()
+            now = time.monotonic()
+            early = due - now
             if early <= 0.0:
                 return True
-            if early > SERVICE_PERIOD_S:
+            if self.pending is None and self.step <= self.last_steps and \
+                    self._due(self.step) - now <= LEAD_PARTS * len(self.agents) * self.part_s:
+                self.poll_inputs(executor)
+                self._start_block(self.lookahead_steps)
+            elif self.pending is not None and None in self.pending.parts \
+                    and early > self.part_s + PART_MARGIN_S:
+                self._compute_part()
+                if None not in self.pending.parts:     # queued: the next can begin
+                    self._finish_block()
+            elif early > SERVICE_PERIOD_S:
                 stop.wait(SERVICE_PERIOD_S)
                 self.poll_inputs(executor)
             else:
                 stop.wait(early)
         return False
+
+    def _due(self, k):
+        """The wall time of step k at rtf > 0."""
+        return self.wall0 + k / (PHYSICS_HZ * self.rtf)
 
     def _hold_for_sensors(self, stop):
         """At rtf 0: wait while a sensor node that reports is AHEAD_STEPS behind."""
@@ -507,25 +557,52 @@ class SimNode(Node):
     def _compute(self, n):
         """Run the next ``n`` steps of every vehicle (fewer at the end of the
         run) and queue each step's messages in ``ahead``, in publishing order."""
+        self._start_block(n)
+        self._finish_block()
+
+    def _start_block(self, n):
+        """Begin the block of the next ``n`` steps (fewer at the end of the run):
+        the commands are read now; its vehicles are computed one by one
+        (:meth:`_compute_part`), then queued (:meth:`_finish_block`)."""
         k0 = self.step
         n = min(n, self.last_steps + 1 - k0)
         self._commands()
-        blocks = [agent.sim.advance(n)[0] for agent in self.agents]
-        for agent in self.agents:
-            self._say_route_end(agent)
-        k1 = k0 + blocks[0].states.shape[0]
-        t_ns = self.timeline.ns_of_steps(np.arange(k0, k1))
-        clock = self.agents[0].vehicle.batches.clock(t_ns).messages()
-        per_agent = [self._encode(agent, b, k0, t_ns) for agent, b in zip(self.agents, blocks)]
+        self.pending = _Block(k0, n, self.timeline.ns_of_steps(np.arange(k0, k0 + n)),
+                              [None] * len(self.agents))
+
+    def _compute_part(self):
+        """Compute the pending block for its next vehicle (its time kept in ``part_s``)."""
+        started = time.monotonic()
+        block = self.pending
+        i = block.parts.index(None)
+        agent = self.agents[i]
+        b = agent.sim.advance(block.n)[0]
+        self._say_route_end(agent)
+        block.parts[i] = self._encode(agent, b, block.k0, block.t_ns)
+        self.part_s = max(time.monotonic() - started, self.part_s * PART_DECAY)
+
+    def _finish_block(self):
+        """Compute the rest of the pending block and queue its steps in ``ahead``."""
+        block = self.pending
+        while None in block.parts:
+            self._compute_part()
+        k0, k1 = block.k0, block.k0 + block.n
+        clock = self.agents[0].vehicle.batches.clock(block.t_ns).messages()
         for j in range(k1 - k0):
             messages = [(self.clock_pub, clock[j])]
             ins = []
-            for agent, (truth, ins_at, others_at) in zip(self.agents, per_agent):
+            for agent, (truth, ins_at, others_at) in zip(self.agents, block.parts):
                 messages.append((agent.truth_pub, truth[j]))
                 messages.extend(others_at.get(k0 + j, ()))
                 ins.append(ins_at.get(k0 + j, ()))
             self.ahead.append((k0 + j, messages, ins))
         self.step = k1
+        self.pending = None
+
+    @property
+    def next_step(self):
+        """The first step whose computation has not begun."""
+        return self.step if self.pending is None else self.pending.k0 + self.pending.n
 
     def _say_route_end(self, agent):
         """Log once that the vehicle's route ended (it parks there)."""
@@ -541,17 +618,20 @@ class SimNode(Node):
             self._publish_step(*self.ahead.popleft())
 
     def _publish_step(self, k, messages, ins):
-        """Publish one step: /clock, each vehicle's truth, its event status and
-        step-sensor deliveries, then each vehicle's INS topics (timed at rtf > 0
-        from the step's due time to the first)."""
-        for pub, data in messages:
-            pub.publish(data)
+        """Publish one step: /clock, then each vehicle's INS topics (timed at rtf > 0
+        from the step's due time to the first), then each vehicle's truth, its
+        event status and step-sensor deliveries (the sensor nodes publish what
+        the truth gives only delay_s later: with 25 vehicles, the truth first held
+        the last vehicle's INS back by milliseconds)."""
+        clock_pub, clock = messages[0]
+        clock_pub.publish(clock)
         for per_vehicle in ins:
             if per_vehicle and self.rtf > 0.0:
-                due = self.wall0 + k / (PHYSICS_HZ * self.rtf)
-                self.ins_latency.append(time.monotonic() - due)
+                self.ins_latency.append(time.monotonic() - self._due(k))
             for pub, data in per_vehicle:
                 pub.publish(data)
+        for pub, data in messages[1:]:
+            pub.publish(data)
 
     def summary(self):
         """One line on the run: simulated and wall time, and the INS latency."""
