@@ -84,8 +84,11 @@ test: setup
 # a ROS node, live equal to headless among them); the rest of the suite runs
 # no ROS code. CI runs them on Kilted after the whole suite on Jazzy:
 #   make test-ros DISTRO=kilted
+# test/test_interop.py runs a rig of one distro beside a probe of the other:
+# the other distro's Python, where its venv exists.
+OTHER_PY := $(abspath $(if $(filter kilted,$(DISTRO)),.venv,.venv-kilted)/bin/python)
 test-ros: setup
-	$(PY) -m pytest -m requires_rclpy
+	ACRES_SIM_OTHER_PYTHON=$(wildcard $(OTHER_PY)) $(PY) -m pytest -m requires_rclpy
 
 bench: setup
 	$(PY) bench/run_all.py
