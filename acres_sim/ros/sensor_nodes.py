@@ -78,25 +78,24 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse(argv):
-    """(node factories, ROS arguments) of the command line ``argv`` (without the
-    program's name); a bad command is a ConfigError in one line."""
+    """The nodes of the command line ``argv`` (without the program's name):
+    (name, node class, Node options) each; a bad command is a ConfigError in one line."""
     parser = _Parser(prog=EXECUTABLE, add_help=False)
     parser.add_argument('--node', nargs=3, action='append', default=[],
                         metavar=('KIND', 'NAME', 'FILE'))
-    ros_args = _ros_args(argv)
     own, unknown = parser.parse_known_args(remove_ros_args(['', *argv])[1:])
     if unknown:
         raise ConfigError(f'unknown argument {unknown[0]!r}; allowed: --node KIND NAME FILE')
     if not own.node:
         raise ConfigError('no --node KIND NAME FILE: no sensor node to run')
-    base = base_namespace(ros_args)
-    factories = []
+    base = base_namespace(_ros_args(argv))
+    nodes = []
     for kind, name, params_file in own.node:
         if kind not in KINDS:
             raise ConfigError(f'--node {kind}: unknown kind; allowed: {", ".join(KINDS)}')
-        node, options = node_options(base, name, params_file)
-        factories.append((name, KINDS[kind], options))
-    return factories, ros_args
+        _node, options = node_options(base, name, params_file)
+        nodes.append((name, KINDS[kind], options))
+    return nodes
 
 
 def share_clock(nodes):
@@ -130,11 +129,11 @@ def _building(name, node_class, options):
 def main(args=None):
     argv = sys.argv[1:] if args is None else list(args)
     try:
-        factories, _ = parse(argv)
+        nodes = parse(argv)
     except ConfigError as err:
         print(f'{EXECUTABLE}: {err}', file=sys.stderr)
         return 2
-    return run_nodes(EXECUTABLE, [_building(*f) for f in factories], GnssNode, ['', *argv],
+    return run_nodes(EXECUTABLE, [_building(*node) for node in nodes], GnssNode, ['', *argv],
                      prepare=share_clock)
 
 
