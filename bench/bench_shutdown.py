@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """How long ``acres-sim up`` takes to end after Ctrl-C, on a loaded machine.
 
-Each run starts ``acres-sim up --rig RIG`` (default mixed: 7 nodes), waits
-until the sim's loop runs and a few seconds more, sends SIGINT to it (as
-Ctrl-C does) and times until it has exited -- which is when its last node
-has.  ``--hogs N`` busy Python processes run beside it the whole time (the
-default 2: one per core of a small machine).  Prints each run, then the
-median and the worst.  Compare with launch's 5 s before it escalates to
-SIGTERM (``sigterm_timeout``).
+Each run starts ``acres-sim up --rig RIG`` (default mixed: 7 nodes, the six
+sensor nodes in one process), waits until the sim's loop runs and a few
+seconds more, sends SIGINT to it (as Ctrl-C does) and times until it has
+exited -- which is when its last node has.  ``--hogs N`` busy Python
+processes run beside it the whole time (the default 2: one per core of a
+small machine).  Prints each run, then the median and the worst.  Compare
+with launch's 5 s before it escalates to SIGTERM (``sigterm_timeout``).
 
 DDS stays on loopback; the ROS domain id is one no test holds (the tests'
 lock files in the temporary folder).

@@ -112,32 +112,46 @@ def test_each_node_of_the_process_is_its_own_node(ros_context, ros_child, tmp_pa
     probe = rclpy.create_node('sensor_process_probe')
     expected = {'/pushed/demo/gnss_node', '/pushed/demo/imu_node',
                 '/pushed/demo/agent1/gnss_node', '/pushed/demo/agent1/imu_node'}
-    try:
+
+    def wait_until(condition, what):
+        """Spin the probe until ``condition()`` (discovery brings the graph piece by piece)."""
         deadline = time.monotonic() + DISCOVERY_TIMEOUT
-        while True:
-            names = {f'{ns.rstrip("/")}/{n}' for n, ns in probe.get_node_names_and_namespaces()}
-            if expected <= names:
-                break
+        while not condition():
             assert child.running(), child.stop()
-            assert time.monotonic() < deadline, f'nodes seen: {sorted(names)}'
+            assert time.monotonic() < deadline, f'no {what} within {DISCOVERY_TIMEOUT} s'
             rclpy.spin_once(probe, timeout_sec=0.1)
-        assert not {n for n in names if 'sensor_nodes' in n}       # the process is no node
+
+    def names():
+        return {f'{ns.rstrip("/")}/{n}' for n, ns in probe.get_node_names_and_namespaces()}
+
+    try:
+        wait_until(lambda: expected <= names(), f'nodes {sorted(expected)}')
+        assert not {n for n in names() if 'sensor_nodes' in n}      # the process is no node
         prefixes = {}
         for name in sorted(expected):
             client = probe.create_client(GetParameters, f'{name}/get_parameters')
             assert client.wait_for_service(timeout_sec=DISCOVERY_TIMEOUT), name
             future = client.call_async(GetParameters.Request(names=['frame_prefix', 'gnss.hz']))
             rclpy.spin_until_future_complete(probe, future, timeout_sec=DISCOVERY_TIMEOUT)
+            assert future.done(), f'{name}/get_parameters did not answer'
             values = future.result().values
             prefixes[name] = values[0].string_value
             assert values[1].double_value == 10.0, name
         assert prefixes == {'/pushed/demo/gnss_node': '', '/pushed/demo/imu_node': '',
                             '/pushed/demo/agent1/gnss_node': 'agent1/',
                             '/pushed/demo/agent1/imu_node': 'agent1/'}
-        assert probe.count_subscribers('/clock') == 1         # shared by the four (use_sim_time)
-        for topic in ('/pushed/demo/sim/truth', '/pushed/demo/agent1/sim/truth'):
-            assert probe.count_subscribers(topic) == 2, topic    # its GNSS and IMU nodes
-        assert probe.count_publishers('/pushed/demo/agent1/imu/data_raw') == 1
+        # each vehicle's truth is taken by its GNSS and IMU node; the four share /clock
+        wait_until(lambda: [probe.count_subscribers(t) for t in (
+            '/pushed/demo/sim/truth', '/pushed/demo/agent1/sim/truth')] == [2, 2],
+            'two truth subscribers per vehicle')
+        wait_until(lambda: probe.count_publishers('/pushed/demo/agent1/imu/data_raw') == 1,
+                   'the IMU output of agent1')
+        # the nodes' own /clock subscriptions go, then the shared one comes: one, for good
+        wait_until(lambda: probe.count_subscribers('/clock') == 1, 'one /clock subscriber')
+        settle = time.monotonic() + 1.0
+        while time.monotonic() < settle:
+            rclpy.spin_once(probe, timeout_sec=0.1)
+        assert probe.count_subscribers('/clock') == 1
     finally:
         probe.destroy_node()
     errors = child.stop()
