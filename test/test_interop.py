@@ -13,6 +13,7 @@ after the Jazzy one built .venv).  Without it the test is skipped, saying so.
 import json
 import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
 
@@ -66,7 +67,7 @@ def test_a_rig_of_one_distro_serves_a_probe_of_the_other(ros_domain_id, rig_side
                                env=environment(probe_python), capture_output=True, text=True,
                                timeout=DISCOVERY_TIMEOUT + 60)
     finally:
-        rig.send_signal(2)
+        rig.send_signal(signal.SIGINT)
         try:
             _out, rig_log = rig.communicate(timeout=60)
         except subprocess.TimeoutExpired:
