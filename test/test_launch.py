@@ -2,7 +2,9 @@
 
 polaris.launch.py and maxxum.launch.py launch their packaged rig,
 rig.launch.py the rig of its argument ``rig:=NAME|FILE``; all three call
-``rig_launch_description`` and start exactly the nodes of ``rig_nodes``.
+``rig_launch_description`` and start exactly the processes of
+``rig_processes`` (the nodes of ``rig_nodes``, the sensor nodes in one process
+by default).
 
 Four kinds of test:
 
@@ -13,9 +15,10 @@ Four kinds of test:
   run everywhere too.
 * ``test_launched_*`` load each launch file with launch's Python API, run its
   OpaqueFunction in a LaunchContext and compare the Node actions (executable,
-  name, namespace, parameters as launch_ros evaluates them) with rig_nodes,
-  without starting a process.  They need launch and launch_ros; elsewhere
-  they are skipped with the reason.
+  name, namespace, parameters as launch_ros evaluates them, or as the sensor
+  process's files give them) with rig_processes, without starting a
+  process.  They need launch and launch_ros; elsewhere they are skipped with
+  the reason.
 * ``test_rig_runs_under_launch_pytest`` really launches the rigs with the
   launch_pytest plugin (duration:=1 rtf:=0) and checks the started commands,
   their parameter files, loopback-only DDS and that the launch ends with the
@@ -33,13 +36,14 @@ import ast
 import importlib.util
 from pathlib import Path
 import sys
+import tempfile
 import time
 
 import pytest
 import yaml
 
 from acres_sim.config import ConfigError
-from acres_sim.rig import RigOptions, rig_names, rig_nodes
+from acres_sim.rig import RigOptions, hosted_name, rig_names, rig_nodes, rig_processes
 from acres_sim.ros.launch_description import (LAUNCH_OWN_ARGUMENTS, launch_arguments,
                                               options_from_launch_arguments, sim_node_ended,
                                               unknown_arguments)
@@ -291,6 +295,13 @@ def test_declared_and_launchs_own_arguments_pass(rig):
 
 # --- launch introspection: needs launch and launch_ros -----------------------
 
+@pytest.fixture(autouse=True)
+def own_temporary_folder(monkeypatch, tmp_path):
+    """The sensor process's parameter files that a launch description writes
+    (its shutdown, which removes them, never comes here) go into the test's folder."""
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+
+
 def import_launch():
     """Skip the test unless launch and launch_ros are installed, saying which is missing."""
     why = ('{} is not installed: it comes with a ROS 2 distribution (apt ros-DISTRO-{}), '
@@ -383,27 +394,63 @@ def test_launched_arguments_are_declared(name):
         {a.name: a.description for a in launch_arguments(rig)}
 
 
+def hosted_nodes(node, context):
+    """(kind, name, parameter file) of each ``--node`` of a launch_ros Node of
+    the sensor process, from its command line."""
+    from launch.utilities import perform_substitutions
+
+    words = [perform_substitutions(context, part) for part in node.cmd]
+    return [tuple(words[i + 1:i + 4]) for i, word in enumerate(words) if word == '--node']
+
+
+def flattened(tree, prefix=''):
+    """The parameters of a parameter file's nested ``ros__parameters``, by dotted name."""
+    out = {}
+    for name, value in tree.items():
+        if isinstance(value, dict):
+            out.update(flattened(value, f'{prefix}{name}.'))
+        else:
+            out[prefix + name] = value
+    return out
+
+
 @pytest.mark.parametrize('name, arguments, rig', [
     ('polaris', {}, 'polaris'),
     ('maxxum', {'seed': '7', 'noise': 'false', 'gnss_hz': '5'}, 'maxxum'),
     (RIG_FILE, {}, 'polaris'),
     (RIG_FILE, {'rig': 'mixed', 'rtf': '0', 'duration': '3'}, 'mixed'),
     (RIG_FILE, {'agents': '3', 'imu': 'false', 'use_sim_time': 'false'}, 'polaris'),
+    (RIG_FILE, {'rig': 'mixed', 'sensor_processes': 'node'}, 'mixed'),
+    (RIG_FILE, {'agents': '2', 'sensor_processes': 'vehicle'}, 'polaris'),
 ])
-def test_launched_nodes_are_rig_nodes(name, arguments, rig):
-    """The Node actions are rig_nodes' list: executable, name, namespace, parameters
-    (value and type, after launch_ros's own evaluation); the sim node's exit shuts down."""
+def test_launched_nodes_are_rig_processes(name, arguments, rig):
+    """The Node actions are rig_processes' list: executable, name, namespace,
+    parameters (value and type, after launch_ros's own evaluation; for the
+    sensor process, in the file of each of its nodes); the sim node's exit
+    shuts down."""
     import_launch()
     from launch.actions import Shutdown
 
     nodes, context = launched_nodes(name, arguments)
     options = {k: v for k, v in arguments.items() if k != 'rig'}
-    specs = rig_nodes(rig, options_from_launch_arguments(options))
+    specs = rig_processes(rig, options_from_launch_arguments(options))
     assert [(n.node_package, n.node_executable) for n in nodes] == \
         [(PACKAGE, s.executable) for s in specs]
     for node, spec in zip(nodes, specs):
-        assert (node._Node__node_name, node._Node__node_namespace) == \
-            (spec.name, spec.namespace or None)
+        assert node._Node__node_namespace == (spec.namespace or None)
+        if spec.nodes:            # no name of its own: each of its nodes has one
+            assert node._Node__node_name is None
+            hosted = hosted_nodes(node, context)
+            assert [(kind, hosted) for kind, hosted, _ in hosted] == \
+                [(m.executable, hosted_name(spec, m)) for m in spec.nodes]
+            for (*_, path), member in zip(hosted, spec.nodes):
+                assert Path(path).parent == Path(tempfile.gettempdir())
+                values = flattened(yaml.safe_load(Path(path).read_text())['/**']['ros__parameters'])
+                assert values == member.parameters, f'{member.full_name}: parameters differ'
+                assert {k: type(v) for k, v in values.items()} == \
+                    {k: type(v) for k, v in member.parameters.items()}, member.full_name
+            continue
+        assert node._Node__node_name == spec.name
         values = evaluated_parameters(node, context)
         assert values == spec.parameters, f'{spec.full_name}: parameters differ'
         assert {k: type(v) for k, v in values.items()} == \
@@ -543,17 +590,21 @@ def test_launched_including_files_arguments_are_not_the_rigs():
     ({'agents': '2', 'namespace': 'rig1'}, None),
 ])
 def test_launched_nodes_nest_under_a_pushed_namespace(arguments, pushed):
-    """launch_ros puts each Node under the pushed namespace: the sim node in it
-    (and in namespace:=NS below it), each vehicle's sensor nodes below that."""
+    """launch_ros puts each Node under the pushed namespace: the sim node and
+    the sensor process in it (and in namespace:=NS below it), and the process
+    each vehicle's sensor nodes below that."""
     import_launch()
     from launch_ros.utilities import make_namespace_absolute, prefix_namespace
 
-    nodes, _context = launched_nodes('polaris', arguments)
+    nodes, context = launched_nodes('polaris', arguments)
     placed = [make_namespace_absolute(prefix_namespace(pushed, n._Node__node_namespace)) or '/'
               for n in nodes]
     inner = f'/{arguments["namespace"]}' if 'namespace' in arguments else ''
     top = f'{pushed or ""}{inner}' or '/'
-    assert placed == [top, top, top, f'{top.rstrip("/")}/agent1', f'{top.rstrip("/")}/agent1']
+    assert placed == [top, top]
+    hosted = hosted_nodes(nodes[1], context)
+    assert [name for _, name, _ in hosted] == ['gnss_node', 'imu_node', 'agent1/gnss_node',
+                                               'agent1/imu_node']
 
 
 # --- a real launch: needs the launch_pytest plugin ---------------------------
@@ -605,10 +656,11 @@ def installed_prefix():
 
 
 def full_name(cmd):
-    """/<namespace>/<name> of a node from its command line's remappings."""
+    """/<namespace>/<name> of a process from its command line's remappings: a
+    node's, or for the sensor process (no ``__node``) its NodeSpec's name."""
     remaps = dict(arg.split(':=', 1) for arg in cmd if arg.startswith('__'))
     namespace = remaps.get('__ns', '/').rstrip('/')
-    return f'{namespace}/{remaps["__node"]}'
+    return f'{namespace}/{remaps.get("__node", "sensor_nodes")}'
 
 
 if LAUNCH_PYTEST_UNAVAILABLE is None:
@@ -641,12 +693,14 @@ if LAUNCH_PYTEST_UNAVAILABLE is None:
 
     @pytest.mark.launch(fixture=rig_launch)
     def test_rig_runs_under_launch_pytest(rig_case, ros_domain_id):
-        """launch starts rig_nodes' list from <prefix>/lib/acres_sim with their parameters,
-        on loopback, and ends when the sim node ends (every node exiting cleanly)."""
+        """launch starts rig_processes' list from <prefix>/lib/acres_sim with their
+        parameters, on loopback, and ends when the sim node ends (every process
+        exiting cleanly); the sensor process's parameter files are gone after it."""
         name, arguments, rig, events = rig_case
         prefix = installed_prefix()
         options = {k: v for k, v in arguments.items() if k != 'rig'}
-        specs = {s.full_name: s for s in rig_nodes(rig, options_from_launch_arguments(options))}
+        specs = {s.full_name: s for s in rig_processes(rig,
+                                                       options_from_launch_arguments(options))}
         deadline = time.monotonic() + START_TIMEOUT + RUN_TIMEOUT
         while time.monotonic() < deadline and len(events['exited']) < len(specs):
             time.sleep(0.1)
@@ -660,6 +714,15 @@ if LAUNCH_PYTEST_UNAVAILABLE is None:
             for node_name, event in started.items():
                 spec = specs[node_name]
                 assert event.cmd[0] == str(prefix / 'lib' / PACKAGE / spec.executable)
+                assert event.env.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST'
+                assert event.env.get('ROS_DOMAIN_ID') == str(ros_domain_id)
+                if spec.nodes:     # its nodes' files: written by the launch, removed at its end
+                    hosted = [event.cmd[i + 1:i + 4] for i, word in enumerate(event.cmd)
+                              if word == '--node']
+                    assert [(kind, hosted) for kind, hosted, _ in hosted] == \
+                        [(m.executable, hosted_name(spec, m)) for m in spec.nodes]
+                    assert not any(Path(path).exists() for *_, path in hosted), hosted
+                    continue
                 assert event.cmd.count('--params-file') == 1, event.cmd
                 path = Path(event.cmd[event.cmd.index('--params-file') + 1])
                 # launch_ros writes lists as !!python/tuple, which safe_load refuses.
@@ -670,8 +733,6 @@ if LAUNCH_PYTEST_UNAVAILABLE is None:
                 parameters = {k: list(v) if isinstance(v, tuple) else v
                               for k, v in document['ros__parameters'].items()}
                 assert parameters == spec.parameters, f'{node_name}: parameter file differs'
-                assert event.env.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST'
-                assert event.env.get('ROS_DOMAIN_ID') == str(ros_domain_id)
             codes = {full_name(e.cmd): e.returncode for e in events['exited']}
             assert codes == {node_name: 0 for node_name in specs}, f'exit codes: {codes}'
         finally:
