@@ -25,6 +25,7 @@ from acres_sim.config.render import describe_keys, parameters_markdown, params_y
 from acres_sim.config.scenario import MAX_DURATION_S
 from acres_sim.config.validate import OUTAGE_END_MAX_S, shorten
 from acres_sim.files import write_atomically
+from acres_sim.rig import SENSOR_PROCESSES
 
 __all__ = ['main']
 
@@ -711,7 +712,7 @@ def build_parser():
     up.add_argument('--wait-for-subscribers', type=int, metavar='N',
                     help='before step 0 also wait for N subscribers on every sim topic '
                          '(e.g. 1 for a ros2 bag record started first)')
-    up.add_argument('--sensor-processes', choices=['one', 'vehicle', 'node'], default='one',
+    up.add_argument('--sensor-processes', choices=SENSOR_PROCESSES, default=SENSOR_PROCESSES[0],
                     help='the sensor nodes: all in one process (default), one process per '
                          'vehicle, or each node in its own')
     up.add_argument('--print-nodes', nargs='?', const='', metavar='DIR',

@@ -30,7 +30,7 @@ import time
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('ROS_DOMAIN_ID', '93')
 
-from acres_sim.rig import RigOptions, rig_processes  # noqa: E402
+from acres_sim.rig import SENSOR_PROCESSES, RigOptions, rig_processes  # noqa: E402
 from acres_sim.up import child_environment, node_command, write_params_files  # noqa: E402
 
 TICK_S = 1.0 / os.sysconf('SC_CLK_TCK')
@@ -101,7 +101,7 @@ def sim_summary(text):
             tuple(float(x) for x in lat.groups()) if lat else None)
 
 
-def ground_options(terrain, vibration, sensor_processes='one'):
+def ground_options(terrain, vibration, sensor_processes=SENSOR_PROCESSES[0]):
     """The RigOptions fields of ``--terrain``, ``--vibration`` and ``--sensor-processes``."""
     on = {'vibration.engine': True, 'vibration.parked_jitter': True} if vibration else {}
     return {'terrain': terrain, 'overrides': on, 'sensor_processes': sensor_processes}
@@ -216,7 +216,8 @@ def main():
                         help='the rig\'s terrain for rtf and agents (default flat)')
     parser.add_argument('--vibration', action='store_true',
                         help='engine vibration and the parked jitter on (rtf and agents)')
-    parser.add_argument('--sensor-processes', choices=['one', 'vehicle', 'node'], default='one',
+    parser.add_argument('--sensor-processes', choices=SENSOR_PROCESSES,
+                        default=SENSOR_PROCESSES[0],
                         help='the sensor nodes in one process (default), one per vehicle, or '
                              'one per node (rtf and agents)')
     args = parser.parse_args()

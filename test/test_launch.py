@@ -394,13 +394,16 @@ def test_launched_arguments_are_declared(name):
         {a.name: a.description for a in launch_arguments(rig)}
 
 
+def node_triples(words):
+    """(kind, name, parameter file) of each ``--node`` of a sensor process's command line."""
+    return [tuple(words[i + 1:i + 4]) for i, word in enumerate(words) if word == '--node']
+
+
 def hosted_nodes(node, context):
-    """(kind, name, parameter file) of each ``--node`` of a launch_ros Node of
-    the sensor process, from its command line."""
+    """:func:`node_triples` of a launch_ros Node of the sensor process."""
     from launch.utilities import perform_substitutions
 
-    words = [perform_substitutions(context, part) for part in node.cmd]
-    return [tuple(words[i + 1:i + 4]) for i, word in enumerate(words) if word == '--node']
+    return node_triples([perform_substitutions(context, part) for part in node.cmd])
 
 
 def flattened(tree, prefix=''):
@@ -717,8 +720,7 @@ if LAUNCH_PYTEST_UNAVAILABLE is None:
                 assert event.env.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST'
                 assert event.env.get('ROS_DOMAIN_ID') == str(ros_domain_id)
                 if spec.nodes:     # its nodes' files: written by the launch, removed at its end
-                    hosted = [event.cmd[i + 1:i + 4] for i, word in enumerate(event.cmd)
-                              if word == '--node']
+                    hosted = node_triples(event.cmd)
                     assert [(kind, hosted) for kind, hosted, _ in hosted] == \
                         [(m.executable, hosted_name(spec, m)) for m in spec.nodes]
                     assert not any(Path(path).exists() for *_, path in hosted), hosted
