@@ -23,20 +23,21 @@ exception, which leaves an MCAP without summary and no metadata.yaml.)
 
 Background mode (``BagWriter(folder, background=True)``)
 -------------------------------------------------------
-rosbags' ``Writer.write`` costs 5-9 us per message in Python (it searches
-its connection list on every call), too much next to the simulation.  With
-``background=True`` the rosbags ``Writer`` lives in a child process, on the
+The writer is rosbags' ``Writer`` with an MCAP storage that also takes a
+block of messages at once (:class:`acres_sim.record.mcap_blocks.BlockWriter`,
+the same bytes as rosbags' own per-message path, without its 5-9 us per
+message).  With ``background=True`` it lives in a child process, on the
 other core; the caller's thread only appends ``(connection id, t_ns, bytes)``
 to a list (about 0.4 us, 1.3-2 us per message with the batch sends, see
-bench/bench_bag_writer.py):
+bench/bench_bag_writer.py), or hands over a block (:meth:`BagWriter.write_block`):
 
 * **Messages** (:meth:`BagWriter.write_raw` and friends) go into a batch; every
   ``batch_size`` messages (:data:`BATCH_SIZE`; and on :meth:`BagWriter.flush`
   and close) the batch is sent down a pipe as two frames: a small pickled
-  header -- connection ids, stamps and lengths as ``array`` buffers -- then
-  all the messages joined into one ``bytes``, written to the pipe as it is:
-  no per-message objects to pickle, no pickling copy.  The child writes the
-  entries in order.
+  header -- connection ids, stamps and lengths as ``array`` or numpy
+  buffers -- then all the messages joined into one ``bytes``, written to the
+  pipe as it is: no per-message objects to pickle, no pickling copy.  The
+  child writes the batch, in order, with one ``BlockWriter.write_block``.
 * **Topics and custom data** are sent as they are registered, on the same
   pipe, so the child sees every frame in the parent's order.  The parent
   computes the message definition and RIHS01 hash of each type itself, so the
@@ -86,12 +87,13 @@ import numpy as np
 from rosbags.interfaces import (
     Connection, ConnectionExtRosbag2, MessageDefinition, MessageDefinitionFormat,
     Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime)
-from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+from rosbags.rosbag2 import Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
 from .child import (START_TIMEOUT_S, WriterProcessError, exit_text, ignore_interrupts,
                     starting_child)
 from .jsonl import interrupts_held
+from .mcap_blocks import BlockWriter
 from .output import hold_writers_lock
 
 try:
@@ -210,10 +212,9 @@ def _child_main(path: str, version: int, inbox, outbox, lock=None) -> None:
     try:
         if lock is not None:
             hold_writers_lock(lock)
-        writer = Writer(Path(path), version=version, storage_plugin=StoragePlugin.MCAP)
+        writer = BlockWriter(Path(path), version=version)
         writer.open()
         outbox.send(('ready',))
-        connections = {}
         while True:
             try:
                 frame = inbox.recv()
@@ -225,16 +226,13 @@ def _child_main(path: str, version: int, inbox, outbox, lock=None) -> None:
             kind = frame[0]
             if kind == 'batch':
                 _, ids, stamps, offsets, lengths = frame
-                view = memoryview(payload)
-                for cid, t, start, n in zip(ids, stamps, offsets, lengths):
-                    writer.write(connections[cid], t, view[start:start + n])
+                writer.write_block(ids, stamps, offsets, lengths, payload)
             elif kind == 'topic':
                 _, cid, name, msgtype, msgdef, rihs01, profiles = frame
                 conn = writer.add_connection(name, msgtype, msgdef=msgdef, rihs01=rihs01,
                                              offered_qos_profiles=profiles)
                 if conn.id != cid:
                     raise RuntimeError(f'connection id {conn.id} for {name}, parent expects {cid}')
-                connections[cid] = conn
             elif kind == 'custom':
                 writer.set_custom_data(frame[1], frame[2])
             elif kind == 'close':
@@ -468,7 +466,7 @@ class BagWriter:
                 self, _close_child_at_exit, args=(self._child,), exitpriority=100)
         else:
             self._child = None
-            self._writer = Writer(self.path, version=version, storage_plugin=StoragePlugin.MCAP)
+            self._writer = BlockWriter(self.path, version=version)
             self._writer.open()
             # Closes the bag at interpreter exit (or garbage collection) if close()
             # was never reached; holds the rosbags writer, not self.
@@ -639,17 +637,12 @@ class BagWriter:
         if child is not None:
             if child.closed:
                 raise ValueError(f'{self.path}: write on a closed BagWriter')
-            child.send_block(array('H', ids.tolist()), array('Q', all_stamps.tolist()),
-                             array('Q', offsets.tolist()), array('Q', all_lengths.tolist()),
-                             payload)
+            child.send_block(ids.astype(np.uint16), all_stamps.astype(np.uint64),
+                             offsets, all_lengths, payload)
             return
-        by_id = {conn.id: conn for conn in conns}
-        view = memoryview(payload)
         with self._hold():
-            for cid, t, start, n in zip(ids.tolist(), all_stamps.tolist(), offsets.tolist(),
-                                        all_lengths.tolist()):
-                self._writer.write(by_id[cid], t, view[start:start + n])
-                self._written += 1
+            self._writer.write_block(ids, all_stamps, offsets, all_lengths, payload)
+            self._written += len(ids)
 
     def flush(self) -> None:
         """Background mode: send the messages batched so far to the writer
