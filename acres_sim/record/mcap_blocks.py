@@ -51,31 +51,25 @@ def message_records(ids, stamps, offsets, lengths, payload):
     """The MCAP Message records of n messages, joined in their order: message
     i of channel ``ids[i]`` at bag time ``stamps[i]`` [ns] is
     ``payload[offsets[i]:offsets[i] + lengths[i]]``.  Returns (the records'
-    bytes as a uint8 array, each record's size)."""
+    bytes, each record's size).  The heads are one numpy array; each record
+    is then its head's and its data's slice, joined once (a numpy gather of
+    every data byte costs ten times as much)."""
     n = len(ids)
     lengths = np.asarray(lengths, dtype=np.int64)
-    sizes = MESSAGE_HEAD.itemsize + lengths
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(sizes[:-1], out=starts[1:])
-    out = np.empty(int(sizes.sum()), dtype=np.uint8)
     head = np.zeros(n, dtype=MESSAGE_HEAD)
     head['op'] = OP_MESSAGE
     head['length'] = MESSAGE_FIELDS_BYTES + lengths
     head['channel'] = ids
     head['log_time'] = stamps
     head['publish_time'] = stamps
-    at_head = starts[:, None] + np.arange(MESSAGE_HEAD.itemsize)
-    out[at_head] = head.view(np.uint8).reshape(n, MESSAGE_HEAD.itemsize)
-    # every data byte: from its message's offset in the payload to after its head
-    total = int(lengths.sum())
-    if total:
-        first = np.zeros(n, dtype=np.int64)
-        np.cumsum(lengths[:-1], out=first[1:])
-        within = np.arange(total, dtype=np.int64) - np.repeat(first, lengths)
-        source = np.repeat(np.asarray(offsets, dtype=np.int64), lengths) + within
-        target = np.repeat(starts + MESSAGE_HEAD.itemsize, lengths) + within
-        out[target] = np.frombuffer(payload, dtype=np.uint8)[source]
-    return out, sizes
+    heads = memoryview(head.tobytes())
+    data = memoryview(payload)
+    size = MESSAGE_HEAD.itemsize
+    pieces = []
+    for i, (at, length) in enumerate(zip(np.asarray(offsets).tolist(), lengths.tolist())):
+        pieces.append(heads[i * size:(i + 1) * size])
+        pieces.append(data[at:at + length])
+    return memoryview(b''.join(pieces)), size + lengths
 
 
 class BlockMcapStorage(McapWriter):
@@ -110,7 +104,7 @@ class BlockMcapStorage(McapWriter):
             start_byte = int(starts[begin])
             at = chunk.bio.tell() + starts[begin:end] - start_byte   # in the chunk
             self._index(ids[begin:end], stamps[begin:end], at.astype(np.uint64))
-            chunk.bio.write(records[start_byte:int(ends[end - 1])].data)
+            chunk.bio.write(records[start_byte:int(ends[end - 1])])
             if chunk.bio.tell() > CHUNK_BYTES:
                 self.close_chunk()
             begin = end
