@@ -153,3 +153,55 @@ def test_report_without_truth_scene_or_rows(tmp_path):
     assert out.read_bytes()[:8] == PNG_MAGIC
     out = write_report(tmp_path / 'e.png', [], [], [], [], _scene())
     assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+def _further_rows():
+    """A few rows of each further sensor (the keys their panels read)."""
+    t = [k / 10 for k in range(30)]
+    return {
+        'baro': [{'sample_time_s': s, 'pressure_altitude_m': 190.0 + 0.1 * math.sin(s),
+                  'truth': {'altitude_m': 190.0}} for s in t],
+        'mag': [{'sample_time_s': s, 'magnetic_field_flu_t': [2e-5, 1e-6 * s, -4.8e-5],
+                 'truth': {'magnetic_field_flu_t': [2e-5, 0.0, -4.8e-5]}} for s in t],
+        'wheel_odometry': [{'sample_time_s': s, 'speed_mps': 2.0 + 0.01 * s, 'slip': 0.02,
+                            'truth': {'speed_mps': 2.0}} for s in t],
+        'radar': [{'sample_time_s': s, 'valid': s > 0.5, 'speed_mps': 2.0 + 0.02 * s,
+                   'sigma_mps': 0.05, 'truth': {'speed_mps': 2.0}} for s in t],
+    }
+
+
+def _panel_boxes(figure):
+    """The drawn extent (labels, ticks and titles included) of each panel of
+    ``figure`` and its subfigures, a panel's twin axes merged with it."""
+    from matplotlib.transforms import Bbox
+    by_place = {}
+    stack = [figure]
+    while stack:
+        fig = stack.pop()
+        stack.extend(fig.subfigs)
+        for ax in fig.axes:
+            place = tuple(np.round(ax.get_position().bounds, 6))
+            by_place.setdefault(place, []).append(ax.get_tightbbox())
+    return {place: Bbox.union(boxes) for place, boxes in by_place.items()}
+
+
+@pytest.mark.parametrize('pages', [1, 2])
+def test_report_panels_keep_to_their_places(pages):
+    """The fixed margins hold every panel's labels, ticks and title: no two
+    panels overlap and each stays on the picture -- one page, and a fleet's
+    two, with a further row of four panels, each with a twin axis or legend."""
+    from acres_sim.record.report import ReportPage, draw_pages
+    gnss = _gnss_rows()
+    truth_gnss = np.array([_truth_antenna(k) for k in range(10)])
+    page = ReportPage('vehicle (model, route demo)', gnss, _ins_rows(), _imu_rows(), [],
+                      truth_gnss, further=_further_rows())
+    fig, _dpi = draw_pages([page] * pages, _scene(), title='a run')
+    fig.canvas.draw()
+    boxes = list(_panel_boxes(fig).values())
+    assert len(boxes) == pages * (8 + 4)      # 8 panels of the page, 4 further ones
+    picture = fig.bbox
+    for i, box in enumerate(boxes):
+        assert picture.x0 <= box.x0 and box.x1 <= picture.x1, box
+        assert picture.y0 <= box.y0 and box.y1 <= picture.y1, box
+        for other in boxes[i + 1:]:
+            assert not box.overlaps(other), (box, other)

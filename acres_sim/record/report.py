@@ -24,6 +24,7 @@ time axis).  Truth rows are dicts with ``position_enu_m`` (or ``p``) or
 
 import math
 from pathlib import Path
+import textwrap
 from typing import NamedTuple
 
 import numpy as np
@@ -356,6 +357,17 @@ PAGE_SIZE_IN = (18, 12)       # one vehicle's page [inch]
 FURTHER_ROW_IN = 3.5          # its further sensors' row adds this height [inch]
 MAX_HEIGHT_PX = 16000         # a fleet's pages together: the resolution drops to stay within
 
+#: The room around a page's panels [inch]: left, right, top, bottom, and
+#: between columns and rows (tick labels, axis labels, titles, a twin axis).
+PAGE_MARGINS_IN = {'left': 0.85, 'right': 0.75, 'top': 0.45, 'bottom': 0.6,
+                   'between_columns': 1.45, 'between_rows': 0.95}
+TITLE_GAP_IN = 0.1            # above the run's title and a page's heading [inch]
+PAGE_TITLE_IN = 0.35          # the run's title, above the first page [inch]
+HEADING_IN = 0.3              # a fleet page's heading [inch]
+#: Panel titles at a fixed height above their axes: no panel has labels on
+#: top, and matplotlib's search for them cost a fifth of the drawing.
+FIXED_TITLES = {'axes.titley': 1.0}
+
 
 def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary=None, *,
                  gnss_truth_enu=None, title='acres_sim recording', dpi=100) -> Path:
@@ -369,11 +381,12 @@ def write_pages(path, pages, scene, *, title='acres_sim recording', dpi=100) -> 
     """Draw the report of a run into ``path`` (PNG): one page per vehicle
     (:class:`ReportPage`), one below the other, under ``title``.
 
-    The figure is drawn once: Agg renders it (its constrained layout first)
-    and the rendered pixels are written as they are, where ``savefig`` would
-    lay out and render it all again (the report of a 600 s run: 2.76 s with
-    savefig, 2.26 s so); zlib's fastest level, as the picture is mostly flat
-    colour (a tenth larger)."""
+    The figure is drawn once: Agg renders it and the rendered pixels are
+    written as they are, where ``savefig`` would render it all again (the
+    report of a 600 s run: 2.76 s with savefig, 2.26 s so); zlib's fastest
+    level, as the picture is mostly flat colour (a tenth larger).  The panels
+    sit in fixed margins (:data:`PAGE_MARGINS_IN`): matplotlib's constrained
+    layout measured every label for them, half of the drawing's time."""
     from matplotlib.image import imsave
 
     fig, dpi = draw_pages(pages, scene, title=title, dpi=dpi)
@@ -386,6 +399,7 @@ def write_pages(path, pages, scene, *, title='acres_sim recording', dpi=100) -> 
 
 def draw_pages(pages, scene, *, title='acres_sim recording', dpi=100):
     """The report's figure (an Agg matplotlib Figure) and its resolution."""
+    from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -394,16 +408,64 @@ def draw_pages(pages, scene, *, title='acres_sim recording', dpi=100):
         height += FURTHER_ROW_IN
     n = len(pages)
     dpi = min(dpi, MAX_HEIGHT_PX / (height * n))
-    fig = Figure(figsize=(width, height * n), dpi=dpi, layout='constrained')
+    fig = Figure(figsize=(width, height * n), dpi=dpi)
     FigureCanvasAgg(fig)
-    fig.suptitle(title, fontsize=15, fontweight='bold')
-    if n == 1:
-        _draw_page(fig, pages[0], scene)
-    else:
-        for subfig, page in zip(fig.subfigures(n, 1, squeeze=False)[:, 0], pages):
-            subfig.suptitle(page.heading, fontsize=13, fontweight='bold', x=0.0, ha='left')
-            _draw_page(subfig, page, scene)
+    with rc_context(FIXED_TITLES):
+        _draw_pages_on(fig, pages, scene, title, (width, height))
     return fig, dpi
+
+
+def _draw_pages_on(fig, pages, scene, title, size_in):
+    width, height = size_in
+    n = len(pages)
+    fig.suptitle(title, fontsize=15, fontweight='bold', y=1.0 - TITLE_GAP_IN / (height * n),
+                 va='top')
+    if n == 1:
+        _draw_page(fig, pages[0], scene, (width, height), top_in=PAGE_TITLE_IN)
+    else:
+        for k, (subfig, page) in enumerate(zip(fig.subfigures(n, 1, squeeze=False)[:, 0],
+                                               pages)):
+            top_in = PAGE_TITLE_IN if k == 0 else 0.0   # the run's title above the first
+            subfig.suptitle(page.heading, fontsize=13, fontweight='bold', x=0.01, ha='left',
+                            y=1.0 - (top_in + TITLE_GAP_IN) / height, va='top')
+            _draw_page(subfig, page, scene, (width, height), top_in=top_in + HEADING_IN)
+
+
+SUMMARY_COLUMNS = 66          # the summary's lines fit the first column's width
+
+
+def _wrapped(text, width=SUMMARY_COLUMNS):
+    """``text`` with each line longer than ``width`` wrapped, its further
+    lines indented two more than its own."""
+    out = []
+    for line in text.splitlines():
+        indent = ' ' * (len(line) - len(line.lstrip()) + 2)
+        out.extend(textwrap.wrap(line, width, subsequent_indent=indent) or [''])
+    return '\n'.join(out)
+
+
+def _page_grid(fig, rows, size_in, top_in):
+    """The page's grid of panels (``rows`` x 3) on ``fig`` of ``size_in``
+    (width, height) [inch], ``top_in`` below its top for titles, in the fixed
+    margins of :data:`PAGE_MARGINS_IN`."""
+    width, height = size_in
+    m = PAGE_MARGINS_IN
+    ratios = [1.25, 1, 1]
+    panels_h = height - top_in - m['top'] - m['bottom'] - (rows - 1) * m['between_rows']
+    return fig.add_gridspec(rows, 3, width_ratios=ratios,
+                            left=m['left'] / width, right=1.0 - m['right'] / width,
+                            top=1.0 - (top_in + m['top']) / height, bottom=m['bottom'] / height,
+                            wspace=_column_space(width, 3),
+                            hspace=m['between_rows'] / (panels_h / rows))
+
+
+def _column_space(width, columns):
+    """A grid's ``wspace`` for ``columns`` panels across a page ``width`` [inch]
+    wide: the margin between columns, as a share of a panel's mean width."""
+    m = PAGE_MARGINS_IN
+    gap = m['between_columns']
+    panels_w = width - m['left'] - m['right'] - (columns - 1) * gap
+    return gap / (panels_w / columns)
 
 
 EVENT_COLOR = '#e6550d'      # zones
@@ -477,8 +539,9 @@ def _draw_trajectory(ax, scene, fix, gnss_pos, ins_pos, truth_pos, gnss_truth_en
     ax.legend(loc='best', fontsize=8, markerscale=2, framealpha=0.9)
 
 
-def _draw_page(fig, page, scene):
-    """One vehicle's panels on ``fig`` (a Figure or a SubFigure)."""
+def _draw_page(fig, page, scene, size_in=PAGE_SIZE_IN, top_in=PAGE_TITLE_IN):
+    """One vehicle's panels on ``fig`` (a Figure or a SubFigure) of
+    ``size_in`` [inch], the top ``top_in`` left to its titles."""
     from matplotlib.lines import Line2D
 
     gnss_rows, ins_rows, imu_rows, truth_rows = (
@@ -489,7 +552,7 @@ def _draw_page(fig, page, scene):
                                 gnss_truth_enu=gnss_truth_enu)
     further = {name: rows for name, rows in (page.further or {}).items()
                if name in FURTHER_PANELS}
-    gs = fig.add_gridspec(4 if further else 3, 3, width_ratios=[1.25, 1, 1])
+    gs = _page_grid(fig, 4 if further else 3, size_in, top_in)
 
     t_g, g_is_time = _times(gnss_rows)
     fix = np.array([r.get('fix_type', 'no_fix') for r in gnss_rows])
@@ -510,8 +573,8 @@ def _draw_page(fig, page, scene):
     ax = fig.add_subplot(gs[2, 0])
     ax.axis('off')
     ax.set_title('Summary', loc='left')
-    ax.text(0.0, 1.0, format_summary(summary), va='top', ha='left', family='monospace', fontsize=9,
-            transform=ax.transAxes)
+    ax.text(0.0, 1.0, _wrapped(format_summary(summary)), va='top', ha='left',
+            family='monospace', fontsize=9, transform=ax.transAxes)
 
     # -- GNSS error
     ax = fig.add_subplot(gs[0, 1])
@@ -600,7 +663,8 @@ def _draw_page(fig, page, scene):
                 ax.scatter(t_g[sel], y[sel], s=6, color=FIX_COLORS[s], zorder=2)
     # -- the further sensors, one panel each in a row of their own
     if further:
-        row = gs[3, :].subgridspec(1, len(further))
+        row = gs[3, :].subgridspec(1, len(further),
+                                   wspace=_column_space(size_in[0], len(further)))
         for i, (name, rows) in enumerate(further.items()):
             ax = fig.add_subplot(row[0, i])
             timed.append(ax)
