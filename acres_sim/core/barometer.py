@@ -34,6 +34,7 @@ import numpy as np
 from acres_sim.core.environment.atmosphere import pressure_1976, pressure_altitude_m
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
+from acres_sim.core.rounding import rounded_columns
 from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, row_positions
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
@@ -128,11 +129,11 @@ class Barometer(StepSensor):
         return (pressure_altitude_m(pressure + step, p.qnh_pa)
                 - pressure_altitude_m(pressure - step, p.qnh_pa)) / (2.0 * step)
 
-    def row(self, sample):
+    def rows(self, samples):
         """barometer.jsonl: pressure [Pa, 0.001], pressure altitude [m, 0.0001],
         the drift factor, and the truth."""
-        return {'pressure_pa': round(sample[B_PRESSURE], 3),
-                'pressure_altitude_m': round(sample[B_ALTITUDE], 4),
-                'drift_factor': round(sample[B_DRIFT], 10),
-                'truth': {'pressure_pa': round(sample[B_TRUE_PRESSURE], 3),
-                          'altitude_m': round(sample[B_TRUE_ALTITUDE], 4)}}
+        columns = rounded_columns(samples, ((B_PRESSURE, 3), (B_ALTITUDE, 4), (B_DRIFT, 10),
+                                            (B_TRUE_PRESSURE, 3), (B_TRUE_ALTITUDE, 4)))
+        return [{'pressure_pa': p, 'pressure_altitude_m': h, 'drift_factor': b,
+                 'truth': {'pressure_pa': true_p, 'altitude_m': true_h}}
+                for p, h, b, true_p, true_h in zip(*columns)]

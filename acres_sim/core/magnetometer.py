@@ -27,6 +27,7 @@ import numpy as np
 
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
+from acres_sim.core.rounding import round_decimals
 from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, row_positions
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
@@ -111,8 +112,9 @@ class Magnetometer(StepSensor):
     SAMPLE_SIZE = SAMPLE_SIZE
     MEMORY_SIZE = 0          # nothing carried from sample to sample
 
-    def row(self, sample):
+    def rows(self, samples):
         """magnetometer.jsonl: the field [T] (rounded to 0.1 nT), and its truth."""
-        return {'magnetic_field_flu_t': [round(x, 10) for x in sample[M_FIELD:M_FIELD + 3]],
-                'truth': {'magnetic_field_flu_t': [round(x, 10)
-                                                   for x in sample[M_TRUE:M_TRUE + 3]]}}
+        field = round_decimals(np.asarray(samples)[:, M_FIELD:M_FIELD + 3], 10).tolist()
+        truth = round_decimals(np.asarray(samples)[:, M_TRUE:M_TRUE + 3], 10).tolist()
+        return [{'magnetic_field_flu_t': b, 'truth': {'magnetic_field_flu_t': true_b}}
+                for b, true_b in zip(field, truth)]

@@ -88,9 +88,11 @@ import math
 from typing import NamedTuple
 
 from numba import njit
+import numpy as np
 
 from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.rng import pcg32_gaussian
+from acres_sim.core.rounding import rounded_columns
 from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, point_velocity, row_positions, state_axes
 from acres_sim.core.truth import PHYSICS_HZ
@@ -191,14 +193,14 @@ class RadarSpeed(StepSensor):
     MEMORY_SIZE = MEMORY_SIZE
     VALUES_PER_SAMPLE = VALUES_PER_SAMPLE
 
-    def row(self, sample) -> dict:
-        """The radar.jsonl row of one sample."""
-        o = [float(x) for x in sample]
-        return {'speed_mps': round(o[R_SPEED], 6),
-                'valid': bool(o[R_VALID] > 0.5),
-                'sigma_mps': round(o[R_SIGMA], 6),
-                'truth': {'speed_mps': round(o[R_TRUE_SPEED], 6),
-                          'delta_pitch_rad': round(o[R_DELTA_PITCH], 8)}}
+    def rows(self, samples) -> list:
+        """The radar.jsonl rows of the samples."""
+        speed, sigma, true_speed, delta_pitch = rounded_columns(
+            samples, ((R_SPEED, 6), (R_SIGMA, 6), (R_TRUE_SPEED, 6), (R_DELTA_PITCH, 8)))
+        valid = (np.asarray(samples)[:, R_VALID] > 0.5).tolist()
+        return [{'speed_mps': u, 'valid': ok, 'sigma_mps': s,
+                 'truth': {'speed_mps': true_u, 'delta_pitch_rad': dp}}
+                for u, ok, s, true_u, dp in zip(speed, valid, sigma, true_speed, delta_pitch)]
 
 
 def default_radar_params(vehicle: VehicleParams,

@@ -124,6 +124,11 @@ class StepSensor:
                         self.rng.state, self.memory, out_k, out)
         return out_k[:n], out[:n]
 
-    def row(self, sample) -> dict:
-        """The file row of one sample (a list of SAMPLE_SIZE floats)."""
+    def rows(self, samples) -> list:
+        """The file rows of the samples (n, SAMPLE_SIZE), a dict each: the
+        values rounded a column at a time (:mod:`acres_sim.core.rounding`)."""
         raise NotImplementedError
+
+    def row(self, sample) -> dict:
+        """The file row of one sample (SAMPLE_SIZE floats)."""
+        return self.rows(np.asarray(sample, dtype=np.float64).reshape(1, -1))[0]

@@ -153,6 +153,7 @@ from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.physics import ROLL_SMOOTH_SPEED
 from acres_sim.core.rng import pcg32_gaussian
+from acres_sim.core.rounding import round_decimals, round_significant
 from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, point_velocity, row_positions, state_axes
 from acres_sim.core.truth import PHYSICS_HZ, T_W
@@ -395,11 +396,6 @@ def wheel_odometry_block(k0, states, due, period, params, rng, memory, out_k, ou
     return n
 
 
-def _g6(x) -> float:
-    """Six significant digits (variances span many decades)."""
-    return float(f'{float(x):.6g}')
-
-
 class WheelOdometry(StepSensor):
     """The wheel odometry of one vehicle (:class:`WheelOdometryParams`, the
     WHEEL_ODOMETRY stream).  :meth:`reset` starts the odom frame again at the
@@ -416,28 +412,37 @@ class WheelOdometry(StepSensor):
         memory[M_K_SAMPLE] = -1.0
         return memory
 
-    def row(self, sample) -> dict:
-        """The wheel_odometry.jsonl row of one sample."""
-        o = [float(x) for x in sample]
+    def rows(self, samples) -> list:
+        """The wheel_odometry.jsonl rows of the samples: the values to their
+        decimals, the variances to six significant digits (they span many
+        decades)."""
+        o = np.asarray(samples, dtype=np.float64)
         radius = float(self.params.wheel_radius_m)
-        return {
-            'position_odom_m': [round(o[W_X], 6), round(o[W_Y], 6)],
-            'yaw_odom_rad': round(o[W_YAW], 8),
-            'speed_mps': round(o[W_U], 6),
-            'yaw_rate_radps': round(o[W_R], 8),
-            'wheel_speeds_mps': [round(o[W_LEFT], 6), round(o[W_RIGHT], 6)],
-            'wheel_rates_radps': [round(o[W_LEFT] / radius, 8), round(o[W_RIGHT] / radius, 8)],
-            'slip': round(o[W_SLIP], 8),
-            'traction_force_n': round(o[W_TRACTION], 3),
-            'distance_m': round(o[W_DISTANCE], 6),
-            'pose_covariance_xy_yaw': [
-                [_g6(o[W_VAR_X]), _g6(o[W_COV_XY]), _g6(o[W_COV_XYAW])],
-                [_g6(o[W_COV_XY]), _g6(o[W_VAR_Y]), _g6(o[W_COV_YYAW])],
-                [_g6(o[W_COV_XYAW]), _g6(o[W_COV_YYAW]), _g6(o[W_VAR_YAW])]],
-            'twist_variance': {'speed_m2ps2': _g6(o[W_VAR_U]), 'yaw_rate_rad2ps2': _g6(o[W_VAR_R])},
-            'truth': {'speed_mps': round(o[W_TRUE_U], 6),
-                      'yaw_rate_radps': round(o[W_TRUE_R], 8)},
-        }
+        x, y, u, left, right, distance, true_u = round_decimals(
+            o[:, [W_X, W_Y, W_U, W_LEFT, W_RIGHT, W_DISTANCE, W_TRUE_U]].T, 6).tolist()
+        yaw, r, slip, true_r, left_rate, right_rate = round_decimals(
+            np.concatenate([o[:, [W_YAW, W_R, W_SLIP, W_TRUE_R]].T,
+                            o[:, [W_LEFT, W_RIGHT]].T / radius]), 8).tolist()
+        traction = round_decimals(o[:, W_TRACTION], 3).tolist()
+        vxx, vyy, vtt, cxy, cxt, cyt, vu, vr = round_significant(
+            o[:, [W_VAR_X, W_VAR_Y, W_VAR_YAW, W_COV_XY, W_COV_XYAW, W_COV_YYAW,
+                  W_VAR_U, W_VAR_R]].T, 6).tolist()
+        return [{
+            'position_odom_m': [x[i], y[i]],
+            'yaw_odom_rad': yaw[i],
+            'speed_mps': u[i],
+            'yaw_rate_radps': r[i],
+            'wheel_speeds_mps': [left[i], right[i]],
+            'wheel_rates_radps': [left_rate[i], right_rate[i]],
+            'slip': slip[i],
+            'traction_force_n': traction[i],
+            'distance_m': distance[i],
+            'pose_covariance_xy_yaw': [[vxx[i], cxy[i], cxt[i]],
+                                       [cxy[i], vyy[i], cyt[i]],
+                                       [cxt[i], cyt[i], vtt[i]]],
+            'twist_variance': {'speed_m2ps2': vu[i], 'yaw_rate_rad2ps2': vr[i]},
+            'truth': {'speed_mps': true_u[i], 'yaw_rate_radps': true_r[i]},
+        } for i in range(len(o))]
 
 
 def default_wheel_odometry_params(vehicle: VehicleParams, surface: str = 'firm_soil',

@@ -42,6 +42,7 @@ import numpy as np
 from acres_sim.core.events import SENSOR_GNSS, SENSOR_IMU, SENSOR_INS
 from acres_sim.core.gnss.receiver import TRUTH_KEYS
 from acres_sim.core.ins_row import P_N
+from acres_sim.core.rounding import round_decimals
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
@@ -215,11 +216,12 @@ def imu_rows(values):
     """The imu.jsonl rows of the kernel's (n, 6) unrounded samples, rounded as
     :meth:`acres_sim.core.imu.ImuModel.sample` rounds them, and those values
     as an (n, 6) array."""
-    rounded = [[round(x, 6) for x in v[:3]] + [round(x, 8) for x in v[3:]]
-               for v in np.asarray(values).tolist()]
+    values = np.asarray(values, dtype=np.float64).reshape(-1, 6)
+    rounded = np.concatenate([round_decimals(values[:, :3], 6),
+                              round_decimals(values[:, 3:], 8)], axis=1)
     rows = [{'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
-            for v in rounded]
-    return rows, np.array(rounded).reshape(-1, 6)
+            for v in rounded.tolist()]
+    return rows, rounded
 
 
 class ImuChannel(_Channel):

@@ -66,7 +66,7 @@ class StepChannel(_Channel):
         steps, samples = self.model.run_block(k0, states)
         if not len(steps):
             return
-        rows = [self.model.row(s) for s in samples.tolist()]
+        rows = self.model.rows(samples)
         if not self.encoding:
             for k, row in zip(steps.tolist(), rows):
                 self.push(k, row)
