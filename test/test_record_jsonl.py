@@ -267,3 +267,30 @@ def test_a_write_past_the_file_size_limit_is_cut_back_to_whole_lines(tmp_path, f
     assert 10_000 - flush_every * 60 < len(text) <= 10_000 and text.endswith('\n')
     rows = [json.loads(line) for line in text.splitlines()]
     assert [r['k'] for r in rows] == list(range(len(rows)))
+
+
+def test_write_rows_writes_what_write_writes(tmp_path):
+    """A block of rows in one call: the same bytes as one call per row, the
+    slow path (a non-ASCII text, a null) included."""
+    rows = [{'t': k / 120, 'v': [round(0.1 * k, 6), np.float64(k), None], 'name': 'ok'}
+            for k in range(250)]
+    rows[7]['name'] = 'Caf\u00e9'
+    with JsonlWriter(tmp_path / 'one.jsonl') as one:
+        for row in rows:
+            one.write(row)
+    with JsonlWriter(tmp_path / 'block.jsonl') as block:
+        block.write_rows(rows[:3])
+        block.write_rows([])
+        block.write_rows(rows[3:])
+        assert block.lines_written == len(rows)
+    assert (tmp_path / 'block.jsonl').read_bytes() == (tmp_path / 'one.jsonl').read_bytes()
+
+
+def test_write_rows_with_a_nan_writes_none_of_them(tmp_path):
+    path = tmp_path / 'rows.jsonl'
+    with JsonlWriter(path, flush_every=1) as writer:
+        writer.write({'a': 1})
+        with pytest.raises(ValueError, match='NaN'):
+            writer.write_rows([{'a': 2}, {'a': float('nan')}, {'a': 3}])
+        assert writer.lines_written == 1
+    assert path.read_bytes() == b'{"a":1}\n'

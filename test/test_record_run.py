@@ -369,3 +369,25 @@ def test_every_ros_time_is_start_utc_plus_the_step_time(polaris):
     assert clock == [(k, t0 + round(Fraction(k * 10**9, 120))) for k in range(steps + 1)]
     assert static == {t0} and fixes == int(DURATION) * 10
     assert rows(polaris / 'ins.jsonl')[0]['sample_time_s'] == 0.0
+
+
+@pytest.mark.parametrize('cap', [4, 7, 50])
+def test_report_series_thinned_a_block_at_a_time_as_one_by_one(cap):
+    """_Thinned.extend keeps what append keeps, asking only for those (and
+    the first and last)."""
+    import random
+    from acres_sim.record.runner import _Thinned
+    rng = random.Random(cap)
+    one, block = _Thinned(cap), _Thinned(cap)
+    asked = []
+    item = 0
+    for _ in range(300):
+        count = rng.choice([0, 1, 2, 5, 13, 120])
+        items = list(range(item, item + count))
+        item += count
+        for x in items:
+            one.append(x)
+        block.extend(count, lambda i, items=items: (asked.append(items[i]), items[i])[1])
+        assert (block.items, block.seen, block.stride) == (one.items, one.seen, one.stride)
+        assert (block.first, block.last) == (one.first, one.last)
+    assert len(asked) < item / 4          # most items were never made

@@ -307,3 +307,48 @@ def test_delivery_step_far_into_a_run(delay_s, k0):
             reference[waiting.pop(0)[0]] = k
     assert len(reference) == 200
     assert all(delivery_step(k, delay_s, PHYSICS_HZ) == kd for k, kd in reference.items())
+
+
+# ----------------------------------------------------------------------------
+# A block at a time
+
+@pytest.mark.parametrize('delay_s', [0.0, 0.05, 0.0123, 1 / 120, 0.1, 2.5, 0.0501])
+def test_delivery_steps_of_a_block_are_delivery_step(delay_s):
+    """The vectorised form against the one-sample rule, step for step (the
+    0.05 s case has the rows whose available time is an ulp above a step)."""
+    from acres_sim.core.schedule import delivery_steps
+    import numpy as np
+    steps = np.concatenate([np.arange(0, 5000), np.arange(224000, 226000, 7),
+                            np.arange(10**7, 10**7 + 500)])
+    expected = [delivery_step(k, delay_s, 120) for k in steps.tolist()]
+    assert delivery_steps(steps, delay_s, 120).tolist() == expected
+    if delay_s == 0.05:
+        assert len(set(e - k for e, k in zip(expected, steps.tolist()))) == 2   # 6 and 7 steps
+
+
+def test_push_many_is_push_one_by_one():
+    import numpy as np
+    one, many = DelayLine(0.05, 120), DelayLine(0.05, 120)
+    blocks = [np.arange(0, 120, 1), np.arange(120, 240, 12), np.array([], dtype=np.int64),
+              np.array([240, 240, 241])]
+    for block in blocks:
+        items = [f'item {k}' for k in block.tolist()]
+        for k, item in zip(block.tolist(), items):
+            one.push(k, item)
+        many.push_many(block, items)
+    for k in (5, 100, 239, 250, 10**6):
+        assert many.drain(k) == one.drain(k)
+    assert many.pending() == one.pending() == 0
+
+
+def test_push_many_refuses_steps_that_go_back():
+    import numpy as np
+    line = DelayLine(0.05, 120)
+    line.push(10, 'a')
+    with pytest.raises(ValueError, match='must not decrease'):
+        line.push_many(np.array([9, 11]), ['b', 'c'])
+    with pytest.raises(ValueError, match='must not decrease'):
+        line.push_many(np.array([11, 10]), ['b', 'c'])
+    with pytest.raises(ValueError, match='2 sample steps for 1 items'):
+        line.push_many(np.array([11, 12]), ['b'])
+    assert line.pending() == 1

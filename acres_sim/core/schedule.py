@@ -50,7 +50,9 @@ from collections import deque
 import math
 from typing import Any, NamedTuple, Optional
 
-__all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step']
+import numpy as np
+
+__all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step', 'delivery_steps']
 
 DUE_TOLERANCE_S = 1e-8    # spec: Frames and Sample Times (Due)
 
@@ -122,6 +124,20 @@ class DelayLine:
                              f'({self._queue[-1][1]!r})')
         self._queue.append((delivery_step(k_sample, self.delay_s, self.hz), k_sample, item))
 
+    def push_many(self, k_samples, items) -> None:
+        """Emit a block: ``items[i]`` sampled at step ``k_samples[i]`` (in
+        order), as :meth:`push` takes them one by one."""
+        steps = np.asarray(k_samples, dtype=np.int64).reshape(-1)
+        if len(steps) != len(items):
+            raise ValueError(f'{len(steps)} sample steps for {len(items)} items')
+        if not len(steps):
+            return
+        before = self._queue[-1][1] if self._queue else steps[0]
+        if steps[0] < before or (np.diff(steps) < 0).any():
+            raise ValueError('sample steps must not decrease')
+        deliveries = delivery_steps(steps, self.delay_s, self.hz)
+        self._queue.extend(zip(deliveries.tolist(), steps.tolist(), items))
+
     def drain(self, k: int) -> list[Release]:
         """Drain: every entry delivered at step ``k`` or before (oldest first)."""
         out = []
@@ -163,4 +179,17 @@ def delivery_step(k_sample: int, delay_s: float, hz: int) -> int:
     k = max(k_sample, math.floor(t_available * hz) - 1)   # a step or two before it
     while k / hz < t_available:
         k += 1
+    return k
+
+
+def delivery_steps(k_samples, delay_s: float, hz: int) -> np.ndarray:
+    """:func:`delivery_step` of each sample step of ``k_samples`` (an int64
+    array): the same float64 comparisons, a whole block at once."""
+    k_sample = np.asarray(k_samples, dtype=np.int64)
+    t_available = k_sample / hz + delay_s
+    k = np.maximum(k_sample, np.floor(t_available * hz).astype(np.int64) - 1)
+    late = k / hz < t_available
+    while late.any():
+        k += late
+        late = k / hz < t_available
     return k

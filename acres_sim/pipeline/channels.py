@@ -95,6 +95,12 @@ class _Channel:
         the timed row when it leaves), and ``extra``, given back with it."""
         self.line.push(k, (row, messages, extra))
 
+    def push_many(self, steps, rows, messages=None):
+        """A block of samples: ``rows[i]`` sampled at ``steps[i]``, with its
+        ``messages[i]`` (None: encoded when they leave), as :meth:`push` takes them."""
+        messages = [()] * len(rows) if messages is None else messages
+        self.line.push_many(steps, [(row, m, None) for row, m in zip(rows, messages)])
+
     def push_row(self, k, row, view=None):
         """One sample's row, as a live node takes them one at a time (``view``:
         the events' views at it, None: no event)."""
@@ -241,13 +247,12 @@ class ImuChannel(_Channel):
         a block at a time (``views``: the events' views at each, None: no event)."""
         steps, values, names = self.faults.arrays(np.asarray(steps), values, views)
         rows, rounded = imu_rows(values)
+        rows = [with_event_names(row, active) for row, active in zip(rows, names)]
         if not self.encoding:
-            for k, row, active in zip(steps.tolist(), rows, names):
-                self.push(k, with_event_names(row, active))
+            self.push_many(steps, rows)
             return
         encoded = self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
-        for k, row, data, active in zip(steps.tolist(), rows, encoded.messages(), names):
-            self.push(k, with_event_names(row, active), [(IMU_TOPIC, data)])
+        self.push_many(steps, rows, [[(IMU_TOPIC, data)] for data in encoded.messages()])
 
     def push_row(self, k, row, view=None):
         """One sample's row (ImuModel.sample), encoded on its own."""

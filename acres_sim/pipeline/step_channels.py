@@ -68,13 +68,11 @@ class StepChannel(_Channel):
             return
         rows = self.model.rows(samples)
         if not self.encoding:
-            for k, row in zip(steps.tolist(), rows):
-                self.push(k, row)
+            self.push_many(steps, rows)
             return
         encoded = self.encode_block(rows, self.timeline.ns_of_steps(steps))
         per_sample = zip(*[[(topic, data) for data in e.messages()] for topic, e in encoded])
-        for k, row, messages in zip(steps.tolist(), rows, per_sample):
-            self.push(k, row, list(messages))
+        self.push_many(steps, rows, [list(messages) for messages in per_sample])
 
     def encode_block(self, rows, t_ns):
         """[(topic, Encoded of every row), ...] in publishing order."""

@@ -145,6 +145,19 @@ def dumps_line(row, check_finite: bool = True) -> bytes:
     return line
 
 
+def _dumps_lines(rows, check_finite: bool) -> bytes:
+    """The rows' lines, each :func:`dumps_line`'s with its newline, joined.
+    orjson makes them all; the per-row search only runs where the joined
+    lines hold a null (a NaN?) or a non-ASCII byte."""
+    if orjson is None:
+        return b''.join([dumps_line(row, check_finite) + b'\n' for row in rows])
+    dumps, option = orjson.dumps, orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+    data = b''.join([dumps(row, default=_json_default, option=option) for row in rows])
+    if (check_finite and b'null' in data) or not data.isascii():
+        return b''.join([dumps_line(row, check_finite) + b'\n' for row in rows])
+    return data
+
+
 def dumps_row(row) -> str:
     """:func:`dumps_line` as text."""
     return dumps_line(row).decode('ascii')
@@ -210,6 +223,22 @@ class JsonlWriter:
         self._pending.append(line)     # one atomic list append
         self.lines_written += 1
         if len(self._pending) >= self.flush_every:
+            self.flush()
+
+    def write_rows(self, rows, check_finite: bool = True) -> None:
+        """Add rows, each as :meth:`write` adds it: every line is built
+        before any is queued, so a row that cannot be written leaves the file
+        as it was."""
+        if self._file is None:
+            raise ValueError(f'{self.path}: write to a closed JsonlWriter')
+        if self._failure is not None:
+            raise self._failure
+        if not rows:
+            return
+        lines = _dumps_lines(rows, check_finite)
+        self._pending.append(lines)    # one atomic list append
+        self.lines_written += len(rows)
+        if len(self._pending) >= self.flush_every or len(rows) >= self.flush_every:
             self.flush()
 
     def flush(self) -> None:

@@ -108,11 +108,30 @@ class _Thinned:
             self.first = item
         self.last = item
         if self.seen % self.stride == 0:
-            self.items.append(item)
-            if len(self.items) >= self.cap:
-                self.items = self.items[::2]
-                self.stride *= 2
+            self._keep(item)
         self.seen += 1
+
+    def extend(self, count, item_at):
+        """The next ``count`` items, as :meth:`append` takes them one by one;
+        ``item_at(i)`` makes the i-th, and is asked only for those kept (and
+        the first and the last)."""
+        if count <= 0:
+            return
+        if self.first is None:
+            self.first = item_at(0)
+        self.last = item_at(count - 1)
+        i = -self.seen % self.stride            # the first of them that is kept
+        while i < count:
+            self._keep(item_at(i))
+            i += 1
+            i += -(self.seen + i) % self.stride   # the next one at the (new) stride
+        self.seen += count
+
+    def _keep(self, item):
+        self.items.append(item)
+        if len(self.items) >= self.cap:
+            self.items = self.items[::2]
+            self.stride *= 2
 
 
 class RecordingStopped(Exception):
@@ -421,10 +440,13 @@ class _Recording:
                 channels['ins'].push(k, {'position_enu_m': values[:3], 'fix': variance,
                                          'truth': {'position_enu_m': values[3:]}})
             ins_points = dict(zip(b.ins_k.tolist(), b.ins[:, P_N:P_N + 3].tolist()))
-        report = agent.report['truth']
-        for k, truth in zip(b.truth_k.tolist(), b.truth.tolist()):
-            point = ins_points.get(k) or truth[T_P:T_P + 3]
-            report.append({'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': point})
+        truth_k = b.truth_k.tolist()
+
+        def truth_item(i):      # the report's truth: at the INS point where it has one
+            k = truth_k[i]
+            point = ins_points.get(k) or b.truth[i, T_P:T_P + 3].tolist()
+            return {'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': point}
+        agent.report['truth'].extend(len(truth_k), truth_item)
         views = len(events) > 0
         if 'imu' in channels and len(b.imu_k):
             channels['imu'].push_block(b.imu_k, b.imu, b.imu_ev if views else None)
@@ -457,31 +479,42 @@ class _Recording:
             channel = vehicle.channels.get(name)
             if channel is None:
                 continue
-            file, report = agent.files.get(name), agent.report.get(name)
-            sent = {vehicle.topic(topic): ([], []) for topic, _type in channel.topic_types}
-            for delivery in channel.drain(k_end - 1):
-                if name == 'ins':             # the rows: written by the row writer
-                    report.append(delivery.row)
-                    continue
-                row = delivery.row
-                file.write(row, check_finite=name != 'imu')   # the IMU's: checked arrays
-                when = self.timeline.ns(delivery.k_delivery)
-                for topic, data in delivery.messages:
-                    whens, datas = sent[vehicle.topic(topic)]
-                    whens.append(when)
-                    datas.append(data)
-                if name == 'gnss':
+            deliveries = channel.drain(k_end - 1)
+            if not deliveries:
+                continue
+            report = agent.report.get(name)
+            if name == 'ins':                 # the rows: written by the row writer
+                report.extend(len(deliveries), lambda i: deliveries[i].row)
+                continue
+            rows = [delivery.row for delivery in deliveries]
+            agent.files[name].write_rows(rows, check_finite=name != 'imu')  # IMU: checked arrays
+            if name == 'gnss':
+                for delivery in deliveries:
+                    row = delivery.row
                     report.append((_gnss_report(row), delivery.extra))
                     agent.fix_counts[row['fix_type']] += 1
                     agent.fix_counts_with_position += row['position_enu_m'] is not None
-                elif name == 'gnss_heading':
-                    agent.heading_epochs += 1
-                    agent.heading_valid += bool(row['heading_valid'])
-                else:
-                    report.append(row)
-            for topic, (whens, datas) in sent.items():
-                if whens and entries is not None:
-                    entries.append(_joined(topic, whens, datas))
+            elif name == 'gnss_heading':
+                agent.heading_epochs += len(rows)
+                agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
+            else:
+                report.extend(len(rows), rows.__getitem__)
+            if entries is not None:
+                self._delivered_messages(vehicle, channel, deliveries, entries)
+
+    def _delivered_messages(self, vehicle, channel, deliveries, entries):
+        """The bag's entries of the messages of ``deliveries``: one per topic
+        of the channel, in its order, each message at its delivery time."""
+        when = self.timeline.ns_of_steps([d.k_delivery for d in deliveries]).tolist()
+        sent = {topic: ([], []) for topic, _type in channel.topic_types}
+        for t_ns, delivery in zip(when, deliveries):
+            for topic, data in delivery.messages:
+                whens, datas = sent[topic]
+                whens.append(t_ns)
+                datas.append(data)
+        for topic, (whens, datas) in sent.items():
+            if whens:
+                entries.append(_joined(vehicle.topic(topic), whens, datas))
 
     def _ins_topics(self, agent, ins_k, ins, entries, truth):
         """The INS topics of the epochs ``ins`` at ``ins_k`` (the ground truth of
