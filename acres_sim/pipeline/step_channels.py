@@ -161,18 +161,13 @@ class WheelOdometryChannel(StepChannel):
         FixedLayout.column(arr, 'twist.twist.angular.z')[:] = [row['yaw_rate_radps']
                                                               for row in rows]
         pose = np.zeros((len(rows), 6, 6))
+        measured = np.array([0, 1, 5])               # x, y, yaw of the pose: rows 0, 1, 5
+        pose[:, measured[:, None], measured] = [row['pose_covariance_xy_yaw'] for row in rows]
+        pose[:, [2, 3, 4], [2, 3, 4]] = UNKNOWN_VARIANCE
         twist = np.zeros((len(rows), 6, 6))
-        for i, row in enumerate(rows):
-            c = row['pose_covariance_xy_yaw']        # x, y, yaw -> rows 0, 1, 5
-            for a, ia in enumerate((0, 1, 5)):
-                for b, ib in enumerate((0, 1, 5)):
-                    pose[i, ia, ib] = c[a][b]
-            for j in (2, 3, 4):
-                pose[i, j, j] = UNKNOWN_VARIANCE
-            variance = row['twist_variance']
-            twist[i, 0, 0], twist[i, 5, 5] = variance['speed_m2ps2'], variance['yaw_rate_rad2ps2']
-            for j in (1, 2, 3, 4):
-                twist[i, j, j] = UNKNOWN_VARIANCE
+        twist[:, 0, 0] = [row['twist_variance']['speed_m2ps2'] for row in rows]
+        twist[:, 5, 5] = [row['twist_variance']['yaw_rate_rad2ps2'] for row in rows]
+        twist[:, [1, 2, 3, 4], [1, 2, 3, 4]] = UNKNOWN_VARIANCE
         FixedLayout.column(arr, 'pose.covariance')[:] = pose.reshape(-1, 36)
         FixedLayout.column(arr, 'twist.covariance')[:] = twist.reshape(-1, 36)
         return [('wheel/odom', encoded_layout(layout, arr))]
@@ -192,11 +187,11 @@ class RadarChannel(StepChannel):
         FixedLayout.column(arr, 'twist.twist.linear.x')[:] = [row['speed_mps'] for row in rows]
         minimum = self.model.params.min_speed_mps
         covariance = np.zeros((len(rows), 6, 6))
-        for i, row in enumerate(rows):
-            sigma = row['sigma_mps'] if row['valid'] else minimum
-            covariance[i, 0, 0] = max(sigma ** 2, msg.MIN_VARIANCE)
-            for j in range(1, 6):
-                covariance[i, j, j] = UNKNOWN_VARIANCE
+        # Python's power, as the messages have always had it (numpy's square
+        # differs from it in the last bit now and then)
+        covariance[:, 0, 0] = [max((row['sigma_mps'] if row['valid'] else minimum) ** 2,
+                                   msg.MIN_VARIANCE) for row in rows]
+        covariance[:, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]] = UNKNOWN_VARIANCE
         FixedLayout.column(arr, 'twist.covariance')[:] = covariance.reshape(-1, 36)
         return [('radar/speed', encoded_layout(layout, arr))]
 

@@ -63,6 +63,16 @@ def _times(rows):
 
 def _vec_rows(rows, *path, n=3):
     """(len(rows), n) float array of a nested key; NaN where it is null/absent."""
+    values = []
+    for r in rows:                        # the usual case first: every row has it
+        for key in path:
+            r = r.get(key) if isinstance(r, dict) else None
+        values.append(r)
+    if rows and all(v is not None for v in values):
+        try:
+            return np.array(values, dtype=np.float64).reshape(len(rows), n)
+        except (TypeError, ValueError):
+            pass
     out = np.full((len(rows), n), np.nan)
     for i, r in enumerate(rows):
         v = r
