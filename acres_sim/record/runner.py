@@ -435,10 +435,10 @@ class _Recording:
                                  (b.ins_k, b.ins) if dropped else None)
             # the rows themselves are the row writer's; the report keeps a few values
             variance = {'position_covariance': agent.vehicle.ins.position_variance}
-            for k, values in zip(ins_k.tolist(), ins[:, [P_INS, P_INS + 1, P_INS + 2,
-                                                         P_N, P_N + 1, P_N + 2]].tolist()):
-                channels['ins'].push(k, {'position_enu_m': values[:3], 'fix': variance,
-                                         'truth': {'position_enu_m': values[3:]}})
+            points = ins[:, [P_INS, P_INS + 1, P_INS + 2, P_N, P_N + 1, P_N + 2]].tolist()
+            channels['ins'].push_many(ins_k, [
+                {'position_enu_m': p[:3], 'fix': variance, 'truth': {'position_enu_m': p[3:]}}
+                for p in points])
             ins_points = dict(zip(b.ins_k.tolist(), b.ins[:, P_N:P_N + 3].tolist()))
         truth_k = b.truth_k.tolist()
 
