@@ -35,6 +35,8 @@ sample enters the line.  Every entry that is due comes out of one drain,
 oldest first (AirSim releases one per update).  A line drained less often
 than every step (the recorder drains a block of steps at a time) gives each
 entry the step at which a drain at every step would have released it.
+:meth:`DelayLine.push_many` takes a block of samples at once, their steps
+from :func:`delivery_steps` (the same comparisons over an array).
 
 The comparison has no tolerance: the spec's Drain writes a row at the first
 physics step whose time is at least its available time, both times float64
