@@ -26,6 +26,7 @@ record is channel id (u16), the byte length of its entries (u32), then
 
 from collections import defaultdict
 from io import BytesIO
+import struct
 
 import numpy as np
 from rosbags.rosbag2 import CompressionMode, StoragePlugin, Writer, WriterError
@@ -45,6 +46,7 @@ OP_MESSAGE, OP_CHUNK, OP_MESSAGE_INDEX = 0x05, 0x06, 0x07
 MESSAGE_HEAD = np.dtype([('op', 'u1'), ('length', '<u8'), ('channel', '<u2'),
                          ('sequence', '<u4'), ('log_time', '<u8'), ('publish_time', '<u8')])
 MESSAGE_FIELDS_BYTES = MESSAGE_HEAD.itemsize - 9    # the record length: after opcode and length
+_MESSAGE_HEAD = struct.Struct('<BQHIQQ')            # the same head, one message at a time
 
 
 def message_records(ids, stamps, offsets, lengths, payload):
@@ -74,15 +76,29 @@ def message_records(ids, stamps, offsets, lengths, payload):
 
 class BlockMcapStorage(McapWriter):
     """rosbags' MCAP storage, with :meth:`write_block`; its pending chunk's
-    message index holds arrays (``chunk.msgs``: channel id -> [(stamps,
-    offsets), ...]), written by :meth:`close_chunk` as rosbags writes its
-    lists."""
+    message index holds pieces (``chunk.msgs``: channel id -> [(stamps,
+    offsets), ...], arrays of a block or the two numbers of one message),
+    written by :meth:`close_chunk` as rosbags writes its lists."""
 
     def write(self, connection, timestamp, data):
-        """One message (rosbags' call), as a block of one."""
-        data = bytes(data)
-        self.write_block(np.array([connection.id]), np.array([timestamp], dtype=np.uint64),
-                         np.zeros(1, dtype=np.int64), np.array([len(data)]), data)
+        """One message (rosbags' call): its record as rosbags writes it, its
+        index entry a piece of its own."""
+        chunk, cid, size = self.chunk, connection.id, len(data)
+        self._index_one(cid, timestamp, chunk.bio.tell())
+        chunk.bio.write(_MESSAGE_HEAD.pack(OP_MESSAGE, MESSAGE_FIELDS_BYTES + size, cid, 0,
+                                           timestamp, timestamp))
+        chunk.bio.write(data)
+        if chunk.bio.tell() > CHUNK_BYTES:
+            self.close_chunk()
+
+    def _index_one(self, cid, timestamp, at):
+        chunk = self.chunk
+        chunk.message_start_time = min(timestamp, chunk.message_start_time)
+        chunk.message_end_time = max(timestamp, chunk.message_end_time)
+        self.message_start_time = min(timestamp, self.message_start_time)
+        self.message_end_time = max(timestamp, self.message_end_time)
+        self.channel_stats[cid] += 1
+        chunk.msgs[cid].append((timestamp, at))
 
     def write_block(self, ids, stamps, offsets, lengths, payload):
         """Messages in the given order (see :func:`message_records`), into
@@ -144,9 +160,11 @@ class BlockMcapStorage(McapWriter):
         offsets = []
         for cid, pieces in chunk.msgs.items():
             offsets.append((cid, self.bio.tell()))
-            entries = np.empty((sum(len(s) for s, _ in pieces), 2), dtype='<u8')
-            entries[:, 0] = np.concatenate([s for s, _ in pieces])
-            entries[:, 1] = np.concatenate([a for _, a in pieces])
+            stamps = [np.asarray(s, dtype=np.uint64).reshape(-1) for s, _ in pieces]
+            entries = np.empty((sum(len(s) for s in stamps), 2), dtype='<u8')
+            entries[:, 0] = np.concatenate(stamps)
+            entries[:, 1] = np.concatenate([np.asarray(a, dtype=np.uint64).reshape(-1)
+                                            for _, a in pieces])
             rec = BytesIO()
             write_uint16(rec, cid)
             write_uint32(rec, entries.nbytes)
