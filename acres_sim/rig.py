@@ -43,9 +43,9 @@ from acres_sim.fastdds_profile import fast_repair_environment
 from acres_sim.network import network_environment
 
 __all__ = ['KILL_GRACE_S', 'MAX_AGENTS', 'NodeSpec', 'RigOptions', 'RigRun', 'SENSOR_PROCESSES',
-           'STOP_GRACE_S', 'agent_parameters', 'check_namespace', 'resolve_run',
-           'hosted_name', 'rig_config_notice', 'rig_names', 'rig_nodes', 'rig_processes',
-           'ros_parameter_value']
+           'STOP_GRACE_S', 'agent_parameters', 'check_namespace', 'hosted_arguments',
+           'hosted_name', 'resolve_run', 'rig_config_notice', 'rig_names', 'rig_nodes',
+           'rig_processes', 'ros_parameter_value']
 
 # How the sensor nodes are put into processes (RigOptions.sensor_processes, rig_processes).
 SENSOR_PROCESSES = ('one', 'vehicle', 'node')
@@ -294,6 +294,15 @@ def rig_processes(rig, options: RigOptions = RigOptions()):
     return [sim, *(NodeSpec(HOST, HOST, namespace, {}, env=dict(members[0].env),
                             nodes=tuple(members))
                    for namespace, members in groups.items())]
+
+
+def hosted_arguments(host, params_files):
+    """The arguments that name the nodes of the process ``host`` to
+    ``sensor_nodes``: ``--node KIND NAME FILE`` for each, with its parameter file."""
+    arguments = []
+    for member, path in zip(host.nodes, params_files):
+        arguments += ['--node', member.executable, hosted_name(host, member), str(path)]
+    return arguments
 
 
 def hosted_name(host, node):

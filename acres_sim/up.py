@@ -34,7 +34,7 @@ import yaml
 from acres_sim.config.validate import ConfigError
 from acres_sim.files import read_regular, write_atomically
 from acres_sim.parent import end_with_parent
-from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S, hosted_name
+from acres_sim.rig import KILL_GRACE_S, STOP_GRACE_S, hosted_arguments
 from acres_sim.stop_signals import StopSignals
 
 __all__ = ['Launched', 'node_command', 'params_document', 'params_file_name', 'run_nodes',
@@ -69,9 +69,8 @@ def params_file_name(node):
 def node_command(node, params_file):
     """The command line that starts ``node`` (a NodeSpec) with its parameter
     file -- for a process of several nodes, the list of theirs."""
-    command = [sys.executable, '-m', f'acres_sim.ros.{node.executable}']
-    for member, path in zip(node.nodes, params_file if node.nodes else ()):
-        command += ['--node', member.executable, hosted_name(node, member), str(path)]
+    command = [sys.executable, '-m', f'acres_sim.ros.{node.executable}',
+               *(hosted_arguments(node, params_file) if node.nodes else ())]
     ros = [] if node.nodes else ['-r', f'__node:={node.name}']
     if node.namespace:
         ros += ['-r', f'__ns:=/{node.namespace}']

@@ -40,8 +40,8 @@ from acres_sim.config.options import VIBRATION_KEYS, vibration_overrides
 from acres_sim.config.schema import key
 from acres_sim.config.validate import ConfigError
 from acres_sim.network import NETWORKS, network_environment
-from acres_sim.rig import (KILL_GRACE_S, SENSOR_PROCESSES, STOP_GRACE_S, RigOptions, hosted_name,
-                           rig_config_notice, rig_names, rig_processes)
+from acres_sim.rig import (KILL_GRACE_S, SENSOR_PROCESSES, STOP_GRACE_S, RigOptions,
+                           hosted_arguments, rig_config_notice, rig_names, rig_processes)
 
 __all__ = ['Argument', 'LAUNCH_OWN_ARGUMENTS', 'launch_arguments', 'options_from_launch_arguments',
            'rig_launch_description', 'unknown_arguments']
@@ -347,10 +347,7 @@ def node_action(spec, written):
 
     on_exit = sim_node_ended if spec.executable == 'sim_node' else None
     if spec.nodes:
-        arguments = []
-        for member, path in zip(spec.nodes, hosted_parameter_files(spec, written)):
-            arguments += ['--node', member.executable, hosted_name(spec, member), path]
-        own = {'arguments': arguments}
+        own = {'arguments': hosted_arguments(spec, hosted_parameter_files(spec, written))}
     else:
         own = {'name': spec.name, 'parameters': [spec.parameters]}
     # after Ctrl-C, launch's own 5 s before SIGTERM was short on a loaded machine
