@@ -92,13 +92,17 @@ class BlockMcapStorage(McapWriter):
             self.close_chunk()
 
     def _index_one(self, cid, timestamp, at):
-        chunk = self.chunk
-        chunk.message_start_time = min(timestamp, chunk.message_start_time)
-        chunk.message_end_time = max(timestamp, chunk.message_end_time)
-        self.message_start_time = min(timestamp, self.message_start_time)
-        self.message_end_time = max(timestamp, self.message_end_time)
+        self._book_times(timestamp, timestamp)
         self.channel_stats[cid] += 1
-        chunk.msgs[cid].append((timestamp, at))
+        self.chunk.msgs[cid].append((timestamp, at))
+
+    def _book_times(self, low, high):
+        """Messages from ``low`` to ``high`` [ns] in the pending chunk and the bag."""
+        chunk = self.chunk
+        chunk.message_start_time = min(low, chunk.message_start_time)
+        chunk.message_end_time = max(high, chunk.message_end_time)
+        self.message_start_time = min(low, self.message_start_time)
+        self.message_end_time = max(high, self.message_end_time)
 
     def write_block(self, ids, stamps, offsets, lengths, payload):
         """Messages in the given order (see :func:`message_records`), into
@@ -128,11 +132,7 @@ class BlockMcapStorage(McapWriter):
     def _index(self, ids, stamps, at):
         """Book messages of the pending chunk: times, counts, index entries."""
         chunk = self.chunk
-        low, high = int(stamps.min()), int(stamps.max())
-        chunk.message_start_time = min(low, chunk.message_start_time)
-        chunk.message_end_time = max(high, chunk.message_end_time)
-        self.message_start_time = min(low, self.message_start_time)
-        self.message_end_time = max(high, self.message_end_time)
+        self._book_times(int(stamps.min()), int(stamps.max()))
         channels, first = np.unique(ids, return_index=True)
         for cid in channels[np.argsort(first)].tolist():    # in the order they first came
             mine = ids == cid
