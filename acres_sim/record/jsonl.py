@@ -215,15 +215,7 @@ class JsonlWriter:
         completely before anything is queued; a row that cannot be written
         (NaN, an unknown type) raises and leaves the file as it was.
         ``check_finite``: see :func:`dumps_line`."""
-        if self._file is None:
-            raise ValueError(f'{self.path}: write to a closed JsonlWriter')
-        if self._failure is not None:
-            raise self._failure
-        line = dumps_line(row, check_finite) + b'\n'
-        self._pending.append(line)     # one atomic list append
-        self.lines_written += 1
-        if len(self._pending) >= self.flush_every:
-            self.flush()
+        self.write_rows([row], check_finite)
 
     def write_rows(self, rows, check_finite: bool = True) -> None:
         """Add rows, each as :meth:`write` adds it: every line is built
