@@ -139,9 +139,9 @@ def child_environment():
 class ChildProcess:
     """A child Python with pipes to its stdin, stdout and stderr."""
 
-    def __init__(self, args):
+    def __init__(self, args, env=None):
         self.process = subprocess.Popen(
-            [sys.executable, *args], env=child_environment(), text=True,
+            [sys.executable, *args], env={**child_environment(), **(env or {})}, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.stdout = None
         self.stderr = None
@@ -172,14 +172,15 @@ class ChildProcess:
 
 @pytest.fixture
 def ros_child(ros_domain_id):
-    """Start child Pythons with `ros_child([script, arg, ...])` on this test's domain.
+    """Start child Pythons with `ros_child([script, arg, ...], env=None)` on this
+    test's domain (``env``: variables set for it besides this process's).
 
     Every child is stopped (and killed if need be) when the test ends.
     """
     children = []
 
-    def start(args):
-        child = ChildProcess(args)
+    def start(args, env=None):
+        child = ChildProcess(args, env)
         children.append(child)
         return child
 
