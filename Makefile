@@ -49,10 +49,14 @@ $(TF2): $(STAMP) tools/build_interfaces.py
 # The numba kernels compiled once into their cache (again when a model's source
 # changes), so the first `make run` / `make up` starts as fast as the second.
 # numba checks only the source file of each kernel, not the files of the
-# kernels it inlines: after a change to core/ the old cache could keep a stale
-# copy, so the package's own cache files go first.
-$(WARM): $(STAMP) $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
-	find acres_sim -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+# kernels it inlines: a cache file older than the newest file of core/ could
+# keep a stale copy, so those go first.  Newer ones are kept (the other
+# distro's venv compiled them, with the same pinned numba, after that change).
+CORE_SOURCES := $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
+NEWEST_CORE = $(firstword $(shell ls -t $(CORE_SOURCES)))
+$(WARM): $(STAMP) $(CORE_SOURCES)
+	find acres_sim -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) \
+	  ! -newer $(NEWEST_CORE) -delete
 	$(PY) -m acres_sim.warmup && touch $@
 
 tf2_msgs: $(STAMP)
@@ -77,8 +81,14 @@ ARGS ?=
 up: setup
 	$(VENV)/bin/acres-sim up --rig $(RIG) $(ARGS)
 
+# The whole suite in two parts: the tests that start no ROS node spread over
+# TEST_WORKERS processes (pytest-xdist; each test keeps to its own folders),
+# then the tests that use rclpy one after the other: their rigs run on the wall
+# clock, and two at once on two cores only slow each other down.
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -m 'not requires_rclpy' -n $(TEST_WORKERS)
+	$(PY) -m pytest -m requires_rclpy
 
 # What depends on the distro: the tests that use rclpy (every test that starts
 # a ROS node, live equal to headless among them); the rest of the suite runs
