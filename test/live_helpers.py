@@ -23,6 +23,11 @@ def stamp_s(message):
     return (stamp.sec * 10**9 + stamp.nanosec - START_NS) * 1e-9
 
 
+def node_names(node):
+    """The fully qualified names of the nodes in the graph, as ``node`` sees it."""
+    return {f'{ns.rstrip("/")}/{name}' for name, ns in node.get_node_names_and_namespaces()}
+
+
 def probe_qos(depth=5000, transient=False):
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -85,18 +90,23 @@ class Probe:
             self.progress.publish(Header(stamp=Time(sec=sec, nanosec=nanosec),
                                          frame_id=self.node.get_fully_qualified_name()))
 
-    def spin_until(self, condition, timeout, what, child=None):
-        """Spin until ``condition()``; fail after ``timeout`` s or if ``child`` exits."""
+    def spin_until(self, condition, timeout, what, child=None, explain=None):
+        """Spin until ``condition()``; fail after ``timeout`` s or if ``child`` exits
+        (``explain()``: more for the failure's message)."""
         import rclpy
 
         deadline = time.monotonic() + timeout
         while not condition():
             if child is not None and not child.running():
-                pytest.fail(f'the rig exited while waiting for {what}:\n{child.stop()}')
+                self._fail(f'the rig exited while waiting for {what}', child, explain)
             if time.monotonic() > deadline:
-                pytest.fail(f'no {what} within {timeout} s'
-                            + (f':\n{child.stop()}' if child is not None else ''))
+                self._fail(f'no {what} within {timeout} s', child, explain)
             rclpy.spin_once(self.node, timeout_sec=0.05)
+
+    @staticmethod
+    def _fail(message, child, explain):
+        pytest.fail(message + (f':\n{child.stop()}' if child is not None else '')
+                    + (f'\n{explain()}' if explain is not None else ''))
 
     def spin_for(self, seconds):
         import rclpy

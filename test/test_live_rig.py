@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from live_helpers import DISCOVERY_TIMEOUT, Probe, run_until_exit, stamp_s, up_args
+from live_helpers import DISCOVERY_TIMEOUT, Probe, node_names, run_until_exit, stamp_s, up_args
 
 pytestmark = pytest.mark.requires_rclpy
 
@@ -575,14 +575,9 @@ def start_nodes(ros_child, folder, nodes):
     return {name: (start, start()) for name, start in starts.items()}
 
 
-def rig_names(node):
-    """The fully qualified names of the nodes in the graph, as ``node`` sees it."""
-    return {f'{ns.rstrip("/")}/{name}' for name, ns in node.get_node_names_and_namespaces()}
-
-
 def rig_state(node, children):
     """The graph as ``node`` sees it, and what the rig's processes said (for a failure)."""
-    names = sorted(rig_names(node))
+    names = sorted(node_names(node))
     topics = {topic: (node.count_publishers(topic), node.count_subscribers(topic))
               for topic in ('/sim/truth', '/imu/data_raw', '/sim/sensor_progress')}
     said = '\n'.join(f'--- {name} (exit status {child.process.poll()}):\n{child.stop()}'
@@ -625,17 +620,16 @@ def test_a_sensor_node_killed_and_restarted_resumes_the_sim_goes_on(ros_context,
     # node started before that is matched to the truth, but in about one restart in
     # ten it hears none of it, as Fast DDS keeps writing to the dead process's
     # shared-memory port (Fast DDS #5469; the README says so)
-    probe.spin_until(lambda: '/imu_node' not in rig_names(node), DISCOVERY_TIMEOUT,
+    probe.spin_until(lambda: '/imu_node' not in node_names(node), DISCOVERY_TIMEOUT,
                      'the killed IMU node leaving the graph', sim)
     restarted = start_imu()
     restart_clock = last('/clock', Clock)
-    try:
-        probe.spin_until(lambda: last('/imu/data_raw', Imu) > restart_clock, DISCOVERY_TIMEOUT,
-                         'IMU messages from the restarted node')
-    except pytest.fail.Exception as failed:
-        children = {'sim_node': sim, 'gnss_node': nodes['gnss_node'][1], 'imu_node': restarted}
-        pytest.fail(f'{failed}; the sim at {last("/clock", Clock):.1f} s, restarted at '
-                    f'{restart_clock:.1f} s\n{rig_state(node, children)}')
+    probe.spin_until(
+        lambda: last('/imu/data_raw', Imu) > restart_clock, DISCOVERY_TIMEOUT,
+        'IMU messages from the restarted node', restarted,
+        explain=lambda: (f'the sim at {last("/clock", Clock):.1f} s, restarted at '
+                         f'{restart_clock:.1f} s\n'
+                         + rig_state(node, {'sim_node': sim, 'gnss_node': nodes['gnss_node'][1]})))
     assert sim.running()
     for _name, (_start, child) in nodes.items():
         if child.running():
@@ -816,7 +810,7 @@ def test_a_stalled_or_restarted_sensor_node_says_what_its_output_lacks(ros_conte
     gnss.process.send_signal(signal.SIGKILL)
     gnss.process.wait()
     # (started again once the dead one has left the graph, see the test above)
-    probe.spin_until(lambda: '/gnss_node' not in rig_names(node), DISCOVERY_TIMEOUT,
+    probe.spin_until(lambda: '/gnss_node' not in node_names(node), DISCOVERY_TIMEOUT,
                      'the killed GNSS node leaving the graph', sim)
     restarted = start_gnss()
     probe.spin_until(lambda: int(output_statuses(probe, seen).get('/gnss_node', {}).get(

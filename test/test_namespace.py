@@ -14,7 +14,7 @@ from acres_sim.config import ConfigError
 from acres_sim.rig import RigOptions, check_namespace, rig_nodes
 from acres_sim.up import node_command, params_file_name
 
-from live_helpers import DISCOVERY_TIMEOUT, Probe, run_until_exit, stamp_s, up_args
+from live_helpers import DISCOVERY_TIMEOUT, Probe, node_names, run_until_exit, stamp_s, up_args
 
 GLOBAL_TOPICS = {'/clock', '/tf', '/tf_static', '/diagnostics'}
 ROS_OWN_TOPICS = {'/rosout', '/parameter_events'}     # every rcl node has them
@@ -128,8 +128,7 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
                      '/demo/events/log': 'std_msgs/msg/String'})
 
     def every_node_seen():
-        seen = {f'{ns.rstrip("/")}/{n}' for n, ns in node.get_node_names_and_namespaces()}
-        return set(names) <= seen
+        return set(names) <= node_names(node)
 
     def rig_topics():
         topics = {}

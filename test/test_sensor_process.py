@@ -11,7 +11,7 @@ from acres_sim.config import ConfigError
 from acres_sim.rig import RigOptions, hosted_name, rig_nodes, rig_processes
 from acres_sim.up import node_command, write_params_files
 
-from live_helpers import DISCOVERY_TIMEOUT
+from live_helpers import DISCOVERY_TIMEOUT, node_names
 
 pytestmark = pytest.mark.requires_rclpy
 
@@ -121,12 +121,9 @@ def test_each_node_of_the_process_is_its_own_node(ros_context, ros_child, tmp_pa
             assert time.monotonic() < deadline, f'no {what} within {DISCOVERY_TIMEOUT} s'
             rclpy.spin_once(probe, timeout_sec=0.1)
 
-    def names():
-        return {f'{ns.rstrip("/")}/{n}' for n, ns in probe.get_node_names_and_namespaces()}
-
     try:
-        wait_until(lambda: expected <= names(), f'nodes {sorted(expected)}')
-        assert not {n for n in names() if 'sensor_nodes' in n}      # the process is no node
+        wait_until(lambda: expected <= node_names(probe), f'nodes {sorted(expected)}')
+        assert not {n for n in node_names(probe) if 'sensor_nodes' in n}   # the process is no node
         prefixes = {}
         for name in sorted(expected):
             client = probe.create_client(GetParameters, f'{name}/get_parameters')
