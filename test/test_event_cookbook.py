@@ -23,15 +23,20 @@ FURTHER_FILES = ('barometer.jsonl', 'magnetometer.jsonl', 'wheel_odometry.jsonl'
 
 @pytest.fixture(scope='module')
 def figures():
-    """The report figures drawn while this module records, by output folder."""
+    """The report figures drawn while this module records, by output folder
+    (drawn in this process, where the recorder has its report process draw them)."""
     drawn = {}
 
-    def capture(path, pages, scene, **kw):
-        drawn['last'] = draw_pages(pages, scene, **kw)[0]
-        return write_pages(path, pages, scene, **kw)
+    class Capture:
+        def draw(self, path, pages, scene, title, lock=None):
+            drawn['last'] = draw_pages(pages, scene, title=title)[0]
+            write_pages(path, pages, scene, title=title)
+
+        def close(self):
+            pass
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(runner, 'write_pages', capture)
+    patch.setattr(runner, 'ReportProcess', Capture)
     yield drawn
     patch.undo()
 

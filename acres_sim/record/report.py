@@ -30,7 +30,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ['FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
-           'draw_pages', 'write_pages', 'write_report']
+           'draw_pages', 'further_report_row', 'load_matplotlib', 'write_pages',
+           'write_report']
 
 #: Fix states from best to worst, and their colours in every panel.
 FIX_STATES = ('rtk_fixed', 'rtk_float', 'dgps', 'single', 'no_fix')
@@ -385,6 +386,18 @@ def write_report(path, gnss_rows, ins_rows, imu_rows, truth_rows, scene, summary
     path.  ``summary`` is the dict of :func:`summary_table` (computed when None)."""
     page = ReportPage('', gnss_rows, ins_rows, imu_rows, truth_rows, gnss_truth_enu, summary)
     return write_pages(path, [page], scene, title=title, dpi=dpi)
+
+
+def load_matplotlib() -> None:
+    """Import every part of matplotlib drawing a report uses (about a second
+    here; it is imported on first use otherwise, matplotlib being the slowest
+    import of the recorder: :mod:`acres_sim.record.report_process` does it
+    beside the run)."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import matplotlib.image  # noqa: F401
+    import matplotlib.lines  # noqa: F401
+    import matplotlib.patches  # noqa: F401
 
 
 def write_pages(path, pages, scene, *, title='acres_sim recording', dpi=100) -> Path:
@@ -770,3 +783,15 @@ def _radar_panel(ax, rows):
 #: sensor name -> the function drawing its panel (ax, rows)
 FURTHER_PANELS = {'baro': _barometer_panel, 'mag': _magnetometer_panel,
                   'wheel_odometry': _wheel_odometry_panel, 'radar': _radar_panel}
+
+#: sensor name -> the keys of its rows that its panel reads, besides the time
+FURTHER_KEYS = {'baro': ('pressure_altitude_m', 'truth'),
+                'mag': ('magnetic_field_flu_t', 'truth'),
+                'wheel_odometry': ('speed_mps', 'slip', 'truth'),
+                'radar': ('valid', 'speed_mps', 'sigma_mps', 'truth')}
+
+
+def further_report_row(name, row):
+    """The part of a further sensor's row its panel reads (what a recorder
+    keeps of it for the report: a fifth of a wheel odometry row)."""
+    return {key: row[key] for key in ('sample_time_s', *FURTHER_KEYS[name]) if key in row}

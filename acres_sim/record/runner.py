@@ -32,10 +32,12 @@ writer processes take the heaviest writing off the simulation's process, to
 the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
 and ``ins.jsonl`` and ``truth.jsonl`` are built from the block arrays and
 written in the other (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl``
-and ``imu.jsonl`` stay here.  Without the bag (``RecordRequest.bag`` False,
-``--no-bag``) there is no bag writer and no channel encodes a message; without
-the report (``report`` False) no report.png is drawn: the rows are the same
-either way, and episode.json names what was left out (``options.left_out``).
+and ``imu.jsonl`` stay here.  A third imports matplotlib while the run goes
+on and draws ``report.png`` at its end (:mod:`acres_sim.record.report_process`).
+Without the bag (``RecordRequest.bag`` False, ``--no-bag``) there is no bag
+writer and no channel encodes a message; without the report (``report``
+False) no report process starts and no report.png is drawn: the rows are the
+same either way, and episode.json names what was left out (``options.left_out``).
 
 Faults (:mod:`acres_sim.record.output` keeps the folder safe): the models
 and signal handling are set up before any file is touched; the previous
@@ -79,8 +81,9 @@ from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import WRITERS_LOCK, OutputFolder
-from acres_sim.record.report import (FIX_STATES, ReportPage, format_summary, summary_table,
-                                     write_pages)
+from acres_sim.record.report import (FIX_STATES, ReportPage, format_summary,
+                                     further_report_row, summary_table)
+from acres_sim.record.report_process import ReportProcess
 from acres_sim.record.rows_process import RowProcess, RowProcessError
 from acres_sim.rig import RigOptions, resolve_run
 from acres_sim.stop_signals import StopSignals
@@ -215,7 +218,7 @@ class _Recording:
             for agent in self.agents:
                 for channel in agent.vehicle.channels.values():
                     channel.encoding = False
-        self.rows = self.bag = None             # the writers: start()
+        self.rows = self.bag = self.reporter = None     # the writers: start()
         self.batches = self.agents[0].vehicle.batches     # /clock
         self.timeline = self.agents[0].vehicle.timeline   # the ROS times of the steps
         self.cut_short = False
@@ -274,7 +277,10 @@ class _Recording:
         return paths
 
     def start(self):
-        """Open the files and start the writer processes (the folder is ready)."""
+        """Open the files and start the writer processes (the folder is ready);
+        the report's first, as it has the most to import."""
+        if self.request.report:
+            self.reporter = ReportProcess()
         for agent in self.agents:
             agent.folder.mkdir(parents=True, exist_ok=True)
             agent.files = {name: JsonlWriter(path)
@@ -332,12 +338,21 @@ class _Recording:
             print('acres-sim: compiling kernels (first run only: numba caches them) ...',
                   file=sys.stderr)
         started = time.monotonic()
-        shown = started
         # The rows and messages hold no reference cycles, so reference counting
         # frees them; the cyclic collector would only rescan the long-lived
-        # report series again and again (with every few thousand new rows).
+        # report series again and again (with every few thousand new rows, and
+        # while the report's pages are made of them and pickled).
         collecting = gc.isenabled()
         gc.disable()
+        try:
+            return self._loop(started)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _loop(self, started):
+        """run() with the cyclic collector off: the blocks, the closing, the end."""
+        shown = started
         try:
             if self.bag is not None:
                 self._static_tf()
@@ -356,8 +371,6 @@ class _Recording:
         except (OSError, WriterProcessError) as err:    # a full disk, a writer killed ...
             self.failure = err
         finally:
-            if collecting:
-                gc.enable()
             if self.request.progress:
                 sys.stderr.write('\n')
             self.wall_s = time.monotonic() - started
@@ -497,8 +510,10 @@ class _Recording:
             elif name == 'gnss_heading':
                 agent.heading_epochs += len(rows)
                 agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
-            else:
+            elif name == 'imu':
                 report.extend(len(rows), rows.__getitem__)
+            else:                             # the further sensors: what their panels read
+                report.extend(len(rows), lambda i: further_report_row(name, rows[i]))
             if entries is not None:
                 self._delivered_messages(vehicle, channel, deliveries, entries)
 
@@ -603,12 +618,14 @@ class _Recording:
         sim_s = max(self.step - 1, 0) / PHYSICS_HZ    # the last step sampled
         files = self._file_states()
         report_error = None
-        if self.failure is None and self.request.report:
+        if self.failure is None and self.reporter is not None:
             try:
-                write_atomically(self.out / 'report.png', None, write=lambda path: write_pages(
-                    path, pages, self.scene, title=self._title(sim_s)))
+                self.reporter.draw(self.out / 'report.png', pages, self.scene,
+                                   self._title(sim_s), lock=self.out / WRITERS_LOCK)
             except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
                 report_error = err
+        if self.reporter is not None:
+            self.reporter.close()
         if self.request.report:
             files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
         status = 'failed' if self.failure or report_error else \
@@ -804,6 +821,8 @@ def record(request: RecordRequest, stop: StopSignals = None):
             _start(recording, folder, stop)
             episode = recording.run()
         finally:
+            if recording.reporter is not None:     # a run that raised: it draws nothing
+                recording.reporter.close()
             folder.close()
     return episode, recording.summary_text
 
@@ -821,7 +840,7 @@ def _start(recording, folder, stop):
             raise RecordingStopped(f'stopped by {stop.name} before the recording started; '
                                    f'{folder.out} is as it was')
     except BaseException:
-        for writer in [recording.bag, recording.rows] + [
+        for writer in [recording.bag, recording.rows, recording.reporter] + [
                 file for agent in recording.agents for file in agent.files.values()]:
             if writer is not None:
                 try:

@@ -1,0 +1,191 @@
+"""``report.png`` drawn by a child process that imports matplotlib while the
+run goes on.
+
+Importing matplotlib and PIL takes the recorder about a second, and drawing
+the report can start only once the run has ended, so in process both sit on
+the command's critical path.  :class:`ReportProcess` starts a fresh
+interpreter when the recording starts; it imports what drawing needs
+(:func:`acres_sim.record.report.load_matplotlib`) on the other core while the
+simulation runs, then waits.  At the end the recorder hands it the pages
+(:meth:`ReportProcess.draw`), which it draws with
+:func:`acres_sim.record.report.write_pages` -- the same figure, pixel for
+pixel -- and writes atomically; the recorder writes ``episode.json`` once it
+has the answer.
+
+Start-up and signals as every writer process (:mod:`acres_sim.record.child`):
+spawned, SIGINT and SIGTERM ignored, it ends through its pipe.  It holds the
+folder's writers lock while it draws (:func:`acres_sim.record.output.hold_writers_lock`),
+and it renames the picture into place only while the recorder is still
+there to say so in ``episode.json``: when the recorder died meanwhile (its
+pipe ended) the part file goes and ``report.png`` is left as it was.  An error
+of the drawing comes back as the exception itself when it can be pickled (an
+OSError keeps its file name and reason), else as a :class:`ReportProcessError`
+with the child's traceback; a child that dies is a ReportProcessError too.
+"""
+
+import gc
+import multiprocessing
+import multiprocessing.util
+from pathlib import Path
+import pickle
+import sys
+import traceback
+
+from acres_sim.files import write_atomically
+from acres_sim.record.child import WriterProcessError, exit_text, ignore_interrupts, starting_child
+from acres_sim.record.output import hold_writers_lock
+
+__all__ = ['ReportProcess', 'ReportProcessError']
+
+
+class ReportProcessError(WriterProcessError):
+    """The report process failed or died; ``reason`` in one line."""
+
+
+class _RecorderGone(Exception):
+    """The recorder's pipe ended while the report was drawn."""
+
+
+def _child_main(inbox, outbox) -> None:
+    """The report writer.  Frames: ``('draw', path, pages, scene, title, lock)``
+    (answered ``('drawn',)`` or ``('error', exception)``), then the pipe ends;
+    end-of-file or ``('close',)`` before a draw: nothing is drawn."""
+    ignore_interrupts()
+    # One drawing, then the process ends: the cyclic collector would only rescan
+    # the pages again and again (unpickling them took 6 times as long with it)
+    gc.disable()
+    try:
+        from acres_sim.record.report import load_matplotlib, write_pages
+        load_matplotlib()
+        frame = inbox.recv()
+    except (EOFError, OSError, KeyboardInterrupt):
+        return
+    except BaseException as err:   # an import failed: said when the pages come
+        failure = err
+        frame = _next_frame(inbox)
+    else:
+        failure = None
+    if frame[0] != 'draw':
+        return
+    _, path, pages, scene, title, lock = frame
+    try:
+        if failure is not None:
+            raise failure
+        if lock is not None:
+            hold_writers_lock(lock)
+
+        def draw(part):
+            write_pages(part, pages, scene, title=title)
+            if inbox.poll():       # the recorder is gone (or closing): no report.png
+                raise _RecorderGone()
+
+        write_atomically(Path(path), None, write=draw)
+    except _RecorderGone:
+        return
+    except BaseException as err:
+        _send_error(outbox, err)
+        sys.exit(1)
+    try:
+        outbox.send(('drawn',))
+    except OSError:
+        pass
+
+
+def _next_frame(inbox):
+    try:
+        return inbox.recv()
+    except (EOFError, OSError):
+        return ('eof',)
+
+
+def _send_error(outbox, err):
+    """The exception itself if it pickles, else the traceback as text."""
+    try:
+        pickle.dumps(err)
+        reply = ('error', err)
+    except Exception:  # noqa: BLE001 - any exception that does not pickle
+        reply = ('error', ''.join(traceback.format_exception(err)))
+    try:
+        outbox.send(reply)
+    except OSError:
+        pass
+
+
+class ReportProcess:
+    """Parent side: start the report writer now (it imports while the run goes
+    on), :meth:`draw` once at the end, :meth:`close` (idempotent, also at exit)."""
+
+    def __init__(self):
+        ctx = multiprocessing.get_context('spawn')
+        child_in, self._inbox = ctx.Pipe(duplex=False)
+        self._outbox, child_out = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_child_main, name='report writer',
+                                    args=(child_in, child_out))
+        with starting_child():
+            self._process.start()
+        child_in.close()
+        child_out.close()
+        self.closed = False
+        self._finalizer = multiprocessing.util.Finalize(self, ReportProcess._quiet_close,
+                                                        args=(self,), exitpriority=10)
+
+    @property
+    def pid(self):
+        return self._process.pid
+
+    def draw(self, path, pages, scene, title, lock=None) -> None:
+        """Draw ``pages`` (:class:`acres_sim.record.report.ReportPage`) under
+        ``title`` into ``path``, whole or not at all, and return when it is
+        there; raise what the drawing raised, or ReportProcessError."""
+        if self.closed:
+            raise ReportProcessError('the report process is closed')
+        try:
+            self._inbox.send(('draw', str(path), pages, scene, title,
+                              None if lock is None else str(lock)))
+        except OSError:
+            raise self._failure('before the pages came') from None
+        reply = self._reply()
+        self.close()
+        if reply == ('drawn',):
+            return
+        if reply is not None and reply[0] == 'error':
+            error = reply[1]
+            if isinstance(error, BaseException):
+                raise error
+            raise ReportProcessError(f'the report process (pid {self.pid}) failed while '
+                                     f'drawing {path}:\n{error}')
+        raise self._failure(f'while drawing {path}')
+
+    def close(self) -> None:
+        """End the process (it draws nothing more)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._inbox.close()
+        self._process.join(30.0)
+        if self._process.exitcode is None:   # pragma: no cover - a hung child
+            self._process.kill()
+            self._process.join()
+        self._outbox.close()
+
+    def _reply(self):
+        """The child's answer, or None when it died without one."""
+        while not self._outbox.poll(0.2):
+            if self._process.exitcode is not None and not self._outbox.poll(0.0):
+                return None
+        try:
+            return self._outbox.recv()
+        except (EOFError, OSError):
+            return None
+
+    def _failure(self, when):
+        self._process.join(5.0)
+        return ReportProcessError(f'the report process (pid {self.pid}) '
+                                  f'{exit_text(self._process.exitcode)} {when}')
+
+    @staticmethod
+    def _quiet_close(process):
+        try:
+            process.close()
+        except Exception as exc:  # noqa: BLE001 - nothing to raise to at exit
+            print(f'acres_sim ReportProcess: {exc}', file=sys.stderr)

@@ -1,0 +1,134 @@
+"""The report drawn by its own process (acres_sim.record.report_process): the
+same picture as in process, its errors given back as they are, its death said
+in one line, and nothing renamed into place once the recorder is gone."""
+
+import json
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from acres_sim.files import part_name
+from acres_sim.record.report import FURTHER_KEYS, ReportPage, further_report_row, write_pages
+from acres_sim.record.report_process import ReportProcess, ReportProcessError
+from acres_sim.record.runner import RecordRequest, record
+
+from test_record_report import _gnss_rows, _imu_rows, _ins_rows, _scene, _truth_antenna
+
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+
+
+def _pages(further=None):
+    truth_gnss = np.array([_truth_antenna(k) for k in range(10)])
+    return [ReportPage('agent0 (polaris, route demo)', _gnss_rows(), _ins_rows(), _imu_rows(),
+                       [], truth_gnss, further=further or {})]
+
+
+def _wait_exit(process, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while process._process.exitcode is None:
+        assert time.monotonic() < deadline, 'the report process did not end'
+        time.sleep(0.05)
+    return process._process.exitcode
+
+
+def test_the_report_process_draws_what_write_pages_draws(tmp_path):
+    pages = _pages()
+    write_pages(tmp_path / 'here.png', pages, _scene(), title='a run')
+    reporter = ReportProcess()
+    reporter.draw(tmp_path / 'there.png', pages, _scene(), 'a run', lock=tmp_path / 'lock')
+    there = (tmp_path / 'there.png').read_bytes()
+    assert there[:8] == PNG_MAGIC and there == (tmp_path / 'here.png').read_bytes()
+    assert not part_name(tmp_path / 'there.png').exists()
+    assert reporter.closed and _wait_exit(reporter) == 0
+
+
+def test_a_drawing_error_comes_back_as_it_was_raised(tmp_path):
+    reporter = ReportProcess()
+    path = tmp_path / 'no such folder' / 'report.png'
+    with pytest.raises(FileNotFoundError) as caught:
+        reporter.draw(path, _pages(), _scene(), 'a run')
+    assert caught.value.filename == str(part_name(path))
+    assert _wait_exit(reporter) == 1
+
+
+def test_a_report_process_killed_is_said_in_one_line(tmp_path):
+    reporter = ReportProcess()
+    reporter._process.kill()
+    _wait_exit(reporter)
+    with pytest.raises(ReportProcessError) as caught:
+        reporter.draw(tmp_path / 'report.png', _pages(), _scene(), 'a run')
+    assert 'was killed by SIGKILL' in caught.value.reason
+    assert not (tmp_path / 'report.png').exists()
+
+
+def test_no_report_is_put_in_place_once_the_recorder_is_gone(tmp_path):
+    """The recorder's end of the pipe closes while the page is drawn (as when
+    it is killed): the process draws, then removes its part file and ends."""
+    reporter = ReportProcess()
+    path = tmp_path / 'report.png'
+    reporter._inbox.send(('draw', str(path), _pages(), _scene(), 'a run', None))
+    reporter._inbox.close()
+    assert _wait_exit(reporter) == 0
+    assert sorted(tmp_path.iterdir()) == []
+    reporter.closed = True
+
+
+def test_a_recording_with_no_report_starts_no_report_process(tmp_path, monkeypatch):
+    from acres_sim.record import runner
+
+    def no_process():
+        raise AssertionError('a report process started')
+
+    monkeypatch.setattr(runner, 'ReportProcess', no_process)
+    record(RecordRequest('polaris', tmp_path / 'run', progress=False, bag=False, report=False))
+    assert not (tmp_path / 'run' / 'report.png').exists()
+
+
+@pytest.fixture(scope='module')
+def further_rows(tmp_path_factory):
+    """The further sensors' rows of a short real recording, as written."""
+    from acres_sim.rig import RigOptions
+    out = tmp_path_factory.mktemp('further') / 'run'
+    record(RecordRequest('polaris', out, RigOptions(duration_s=5.0), progress=False,
+                         bag=False, report=False))
+    files = {'baro': 'barometer.jsonl', 'mag': 'magnetometer.jsonl',
+             'wheel_odometry': 'wheel_odometry.jsonl'}
+    return {name: [json.loads(line) for line in (out / file).open()]
+            for name, file in files.items()}
+
+
+def test_the_further_rows_kept_for_the_report_draw_the_same_panels(further_rows, tmp_path):
+    """What the recorder keeps of each further sensor's rows draws the very
+    picture its whole rows draw (radar: not on the Polaris, its keys checked below)."""
+    kept = {name: [further_report_row(name, row) for row in rows]
+            for name, rows in further_rows.items()}
+    assert all(len(kept[name][0]) < len(further_rows[name][0]) for name in kept)
+    write_pages(tmp_path / 'whole.png', _pages(further_rows), _scene())
+    write_pages(tmp_path / 'kept.png', _pages(kept), _scene())
+    assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
+
+
+def test_the_radar_row_kept_for_the_report_has_what_its_panel_reads(tmp_path):
+    from test_record_report import _further_rows
+    rows = _further_rows()['radar']
+    whole = [dict(row, range_m=12.0, beam='front', truth=dict(row['truth'], valid=True))
+             for row in rows]
+    kept = [further_report_row('radar', row) for row in whole]
+    assert set(kept[0]) == {'sample_time_s', *FURTHER_KEYS['radar']}
+    write_pages(tmp_path / 'whole.png', _pages({'radar': whole}), _scene())
+    write_pages(tmp_path / 'kept.png', _pages({'radar': kept}), _scene())
+    assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
+
+
+def test_sigint_does_not_reach_the_report_process(tmp_path):
+    """A Ctrl-C goes to the whole process group; the report process ends only
+    through its pipe (the recorder decides when): blocked from its birth, then
+    ignored."""
+    reporter = ReportProcess()
+    os.kill(reporter.pid, signal.SIGINT)
+    reporter.draw(tmp_path / 'report.png', _pages(), _scene(), 'a run')
+    assert (tmp_path / 'report.png').read_bytes()[:8] == PNG_MAGIC
+    assert _wait_exit(reporter) == 0
