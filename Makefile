@@ -24,7 +24,6 @@ WARM   := $(VENV)/.stamp-warmup
 # DDS stays on this machine (loopback) for every target that starts a participant.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
-export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: setup run up test test-ros bench clean tf2_msgs gps_msgs
 

@@ -7,7 +7,8 @@ inside its paced loop would publish that long late and then in a burst.  So
 each node runs its kernels once on throwaway models before it starts
 (:func:`warmed`), and ``make setup`` runs ``python -m acres_sim.warmup``,
 which does the same for every kernel of the recorder and the nodes, so the
-first run after an install finds them cached.
+first run after an install finds them cached, and writes the package's
+bytecode (:func:`compile_package`).
 """
 
 import os
@@ -16,8 +17,8 @@ import time
 
 import numpy as np
 
-__all__ = ['cached', 'main', 'warm_block', 'warm_gnss', 'warm_heading', 'warm_imu', 'warm_rig',
-           'warm_step_sensors', 'warm_truth', 'warmed']
+__all__ = ['cached', 'compile_package', 'main', 'warm_block', 'warm_gnss', 'warm_heading',
+           'warm_imu', 'warm_rig', 'warm_step_sensors', 'warm_truth', 'warmed']
 
 
 def cached(kernel):
@@ -119,14 +120,29 @@ def warm_rig(rig):
     static_tf([build_vehicle(config, rig, sensors=())])   # the static TF (the site's conversions)
 
 
+def compile_package(folder=None) -> bool:
+    """The package's Python bytecode written into its ``__pycache__`` folders
+    (also where ``PYTHONDONTWRITEBYTECODE`` is set, which keeps Python from
+    writing it on import but not from reading it): each process of the rig and
+    of the recorder would otherwise compile every module it imports again,
+    about 0.1 s each here.  ``folder``: another copy of the package."""
+    import compileall
+
+    folder = folder or os.path.dirname(os.path.abspath(__file__))
+    return bool(compileall.compile_dir(str(folder), quiet=1))
+
+
 def main():
-    """``python -m acres_sim.warmup``: compile (or load) every kernel once."""
+    """``python -m acres_sim.warmup``: compile (or load) every kernel once,
+    and the package's bytecode."""
     from acres_sim.config.vehicles import vehicle_names
 
     start = time.monotonic()
     for rig in vehicle_names():
         warm_rig(rig)
-    print(f'acres_sim.warmup: numba kernels cached ({time.monotonic() - start:.1f} s)')
+    compile_package()
+    print(f'acres_sim.warmup: numba kernels cached, bytecode written '
+          f'({time.monotonic() - start:.1f} s)')
     return 0
 
 

@@ -76,3 +76,29 @@ def test_rcl_reads_the_parameter_files_as_acres_sim_does(name, tmp_path, ros_dom
     assert theirs == ours
     for key, value in ours.items():  # a float key must not arrive as an integer parameter
         assert type(theirs[key]) is type(value), key
+
+
+def test_the_warm_up_writes_the_bytecode_that_python_reads(tmp_path, monkeypatch):
+    """Even with PYTHONDONTWRITEBYTECODE: every module of the package gets the
+    .pyc an import checks (PEP 552: the magic number, flags 0, the source's
+    mtime and size), where Python itself would find it."""
+    import importlib.util
+    import shutil
+    import struct
+    import sys
+
+    from acres_sim.warmup import compile_package
+
+    copy = tmp_path / 'acres_sim'
+    shutil.copytree(ROOT / 'acres_sim', copy, ignore=shutil.ignore_patterns('__pycache__'))
+    monkeypatch.setenv('PYTHONDONTWRITEBYTECODE', '1')
+    monkeypatch.setattr(sys, 'dont_write_bytecode', True)
+    assert compile_package(copy)
+    sources = sorted(copy.rglob('*.py'))
+    assert len(sources) > 100
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        magic, flags, mtime, size = struct.unpack('<4sIII', cached.read_bytes()[:16])
+        stat = source.stat()
+        assert (magic, flags) == (importlib.util.MAGIC_NUMBER, 0), source
+        assert (mtime, size) == (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
