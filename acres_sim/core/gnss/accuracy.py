@@ -29,6 +29,7 @@ confidence"):
 numba kernels (one GNSS epoch's root takes a few thousand operations).
 """
 
+import functools
 import math
 
 from numba import njit
@@ -82,8 +83,11 @@ def _probability_inside(c, s, su):
     return outside_vertical - scaled / (math.sqrt(2.0 * math.pi) * su)
 
 
+@functools.lru_cache(maxsize=4096)
 def spherical_radius_95(se: float, sn: float, su: float) -> float:
-    """The 95 % radius of the 3-D error [m] (see the module docstring)."""
+    """The 95 % radius of the 3-D error [m] (see the module docstring).
+    Memoised: the sigmas of a receiver repeat while its state holds (about
+    every other epoch of a run), and each new root takes some 30 us."""
     s, su = _horizontal_sigma(se, sn), float(su)
     if s == 0.0 or su == 0.0:            # a degenerate error: one or two dimensions
         return horizontal_radius_95(se, sn) if su == 0.0 else vertical_bound_95(su)
