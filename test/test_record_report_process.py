@@ -132,3 +132,16 @@ def test_sigint_does_not_reach_the_report_process(tmp_path):
     reporter.draw(tmp_path / 'report.png', _pages(), _scene(), 'a run')
     assert (tmp_path / 'report.png').read_bytes()[:8] == PNG_MAGIC
     assert _wait_exit(reporter) == 0
+
+
+def test_a_report_process_that_cannot_load_matplotlib_says_why(tmp_path, monkeypatch):
+    """The import fails beside the run; it is raised when the pages come."""
+    fake = tmp_path / 'fake' / 'matplotlib'
+    fake.mkdir(parents=True)
+    (fake / '__init__.py').write_text("raise ImportError('no matplotlib here')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / 'fake'))     # the child gets sys.path
+    reporter = ReportProcess()
+    with pytest.raises(ImportError, match='no matplotlib here'):
+        reporter.draw(tmp_path / 'report.png', _pages(), _scene(), 'a run')
+    assert not (tmp_path / 'report.png').exists()
+    assert _wait_exit(reporter) == 1

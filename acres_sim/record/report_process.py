@@ -47,9 +47,9 @@ class _RecorderGone(Exception):
 
 
 def _child_main(inbox, outbox) -> None:
-    """The report writer.  Frames: ``('draw', path, pages, scene, title, lock)``
-    (answered ``('drawn',)`` or ``('error', exception)``), then the pipe ends;
-    end-of-file or ``('close',)`` before a draw: nothing is drawn."""
+    """The report writer.  One frame, ``('draw', path, pages, scene, title,
+    lock)``, answered ``('drawn',)`` or ``('error', exception)``; end-of-file
+    before it: nothing is drawn."""
     ignore_interrupts()
     # One drawing, then the process ends: the cyclic collector would only rescan
     # the pages again and again (unpickling them took 6 times as long with it)
@@ -57,26 +57,25 @@ def _child_main(inbox, outbox) -> None:
     try:
         from acres_sim.record.report import load_matplotlib, write_pages
         load_matplotlib()
-        frame = inbox.recv()
-    except (EOFError, OSError, KeyboardInterrupt):
-        return
-    except BaseException as err:   # an import failed: said when the pages come
-        failure = err
-        frame = _next_frame(inbox)
-    else:
         failure = None
-    if frame[0] != 'draw':
+    except Exception as err:  # noqa: BLE001 - said when the pages come
+        failure = err
+    try:
+        frame = inbox.recv()
+    except (EOFError, OSError):      # the recorder is gone, or drew no report
         return
-    _, path, pages, scene, title, lock = frame
+    except Exception as err:  # noqa: BLE001 - pages that do not unpickle: said
+        failure = failure or err
     try:
         if failure is not None:
             raise failure
+        _, path, pages, scene, title, lock = frame
         if lock is not None:
             hold_writers_lock(lock)
 
         def draw(part):
             write_pages(part, pages, scene, title=title)
-            if inbox.poll():       # the recorder is gone (or closing): no report.png
+            if inbox.poll():       # the recorder is gone: no report.png
                 raise _RecorderGone()
 
         write_atomically(Path(path), None, write=draw)
@@ -89,13 +88,6 @@ def _child_main(inbox, outbox) -> None:
         outbox.send(('drawn',))
     except OSError:
         pass
-
-
-def _next_frame(inbox):
-    try:
-        return inbox.recv()
-    except (EOFError, OSError):
-        return ('eof',)
 
 
 def _send_error(outbox, err):
