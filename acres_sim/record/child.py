@@ -1,7 +1,9 @@
 """What the recorder's writer processes share (the bag writer of
-:mod:`acres_sim.record.bag` and the row writer of
-:mod:`acres_sim.record.rows_process`): how they are started and how they
-treat SIGINT and SIGTERM.
+:mod:`acres_sim.record.bag`, the row writer of
+:mod:`acres_sim.record.rows_process` and the report of
+:mod:`acres_sim.record.report_process`): how they are started, how they
+treat SIGINT and SIGTERM, and how the parent ends them (:func:`end_child`,
+:func:`close_at_exit`).
 
 A writer process is started with the ``spawn`` method (a fresh interpreter:
 ``fork`` would copy a parent with numba and numpy loaded, thread pools whose
@@ -19,8 +21,8 @@ import signal
 import sys
 import types
 
-__all__ = ['IGNORED_SIGNALS', 'START_TIMEOUT_S', 'WriterProcessError', 'exit_text',
-           'ignore_interrupts', 'starting_child']
+__all__ = ['IGNORED_SIGNALS', 'START_TIMEOUT_S', 'WriterProcessError', 'close_at_exit',
+           'end_child', 'exit_text', 'ignore_interrupts', 'starting_child']
 
 class WriterProcessError(RuntimeError):
     """A writer process failed or died; the text says how (with the child's
@@ -72,3 +74,24 @@ def exit_text(exitcode) -> str:
         except ValueError:
             return f'was killed by signal {-exitcode}'
     return f'exited with code {exitcode}'
+
+
+def end_child(process, inbox, outbox, timeout_s=30.0) -> None:
+    """Close the pipe to a writer ``process`` (it ends on end-of-file), wait
+    for it to end (a hung one is killed after ``timeout_s``), then close the
+    pipe from it."""
+    inbox.close()
+    process.join(timeout_s)
+    if process.exitcode is None:   # pragma: no cover - a hung child
+        process.kill()
+        process.join()
+    outbox.close()
+
+
+def close_at_exit(writer, name) -> None:
+    """``writer.close()`` from an exit finaliser: a failure is one line on
+    stderr (there is nothing left to raise it to)."""
+    try:
+        writer.close()
+    except Exception as exc:  # noqa: BLE001 - nothing to raise to at exit
+        print(f'acres_sim {name}: {exc}', file=sys.stderr)

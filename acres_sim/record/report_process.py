@@ -32,7 +32,8 @@ import sys
 import traceback
 
 from acres_sim.files import write_atomically
-from acres_sim.record.child import WriterProcessError, exit_text, ignore_interrupts, starting_child
+from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
+                                    ignore_interrupts, starting_child)
 from acres_sim.record.output import hold_writers_lock
 
 __all__ = ['ReportProcess', 'ReportProcessError']
@@ -118,8 +119,9 @@ class ReportProcess:
         child_in.close()
         child_out.close()
         self.closed = False
-        self._finalizer = multiprocessing.util.Finalize(self, ReportProcess._quiet_close,
-                                                        args=(self,), exitpriority=10)
+        self._finalizer = multiprocessing.util.Finalize(self, close_at_exit,
+                                                        args=(self, 'ReportProcess'),
+                                                        exitpriority=10)
 
     @property
     def pid(self):
@@ -153,12 +155,7 @@ class ReportProcess:
         if self.closed:
             return
         self.closed = True
-        self._inbox.close()
-        self._process.join(30.0)
-        if self._process.exitcode is None:   # pragma: no cover - a hung child
-            self._process.kill()
-            self._process.join()
-        self._outbox.close()
+        end_child(self._process, self._inbox, self._outbox)
 
     def _reply(self):
         """The child's answer, or None when it died without one."""
@@ -174,10 +171,3 @@ class ReportProcess:
         self._process.join(5.0)
         return ReportProcessError(f'the report process (pid {self.pid}) '
                                   f'{exit_text(self._process.exitcode)} {when}')
-
-    @staticmethod
-    def _quiet_close(process):
-        try:
-            process.close()
-        except Exception as exc:  # noqa: BLE001 - nothing to raise to at exit
-            print(f'acres_sim ReportProcess: {exc}', file=sys.stderr)

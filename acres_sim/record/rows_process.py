@@ -28,8 +28,8 @@ from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.pipeline.rows import timed_row, with_event_names
-from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, exit_text,
-                                    ignore_interrupts, starting_child)
+from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, close_at_exit,
+                                    end_child, exit_text, ignore_interrupts, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 from acres_sim.record.output import hold_writers_lock
 
@@ -183,8 +183,9 @@ class RowProcess:
             error = self._failure('while opening the files', ready)
             self._finish()
             raise error
-        self._finalizer = multiprocessing.util.Finalize(self, RowProcess._quiet_close,
-                                                        args=(self,), exitpriority=10)
+        self._finalizer = multiprocessing.util.Finalize(self, close_at_exit,
+                                                        args=(self, 'RowProcess'),
+                                                        exitpriority=10)
 
     def send_block(self, k_end, items):
         """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth[,
@@ -246,16 +247,4 @@ class RowProcess:
         return RowProcessError(f'{head} {exit_text(self._process.exitcode)} {when}')
 
     def _finish(self):
-        self._inbox.close()
-        self._process.join(30.0)
-        if self._process.exitcode is None:   # pragma: no cover - a hung child
-            self._process.kill()
-            self._process.join()
-        self._outbox.close()
-
-    @staticmethod
-    def _quiet_close(process):
-        try:
-            process.close()
-        except Exception as exc:  # noqa: BLE001 - nothing to raise to at exit
-            print(f'acres_sim RowProcess: {exc}', file=sys.stderr)
+        end_child(self._process, self._inbox, self._outbox)
