@@ -158,10 +158,8 @@ class ReportProcess:
         end_child(self._process, self._inbox, self._outbox)
 
     def _reply(self):
-        """The child's answer, or None when it died without one."""
-        while not self._outbox.poll(0.2):
-            if self._process.exitcode is not None and not self._outbox.poll(0.0):
-                return None
+        """The child's answer, or None when it died without one (its end of
+        the pipe closes with it: end-of-file)."""
         try:
             return self._outbox.recv()
         except (EOFError, OSError):

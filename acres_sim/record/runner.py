@@ -624,8 +624,6 @@ class _Recording:
                                    self._title(sim_s), lock=self.out / WRITERS_LOCK)
             except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
                 report_error = err
-        if self.reporter is not None:
-            self.reporter.close()
         if self.request.report:
             files['report.png'] = 'whole' if (self.out / 'report.png').is_file() else 'missing'
         status = 'failed' if self.failure or report_error else \
@@ -821,7 +819,7 @@ def record(request: RecordRequest, stop: StopSignals = None):
             _start(recording, folder, stop)
             episode = recording.run()
         finally:
-            if recording.reporter is not None:     # a run that raised: it draws nothing
+            if recording.reporter is not None:     # it has drawn, or draws nothing now
                 recording.reporter.close()
             folder.close()
     return episode, recording.summary_text
