@@ -715,6 +715,30 @@ def test_background_child_killed_raises_at_close(tmp_path):
     assert bag.closed
 
 
+def test_a_background_start_not_waited_for_raises_its_failure_once_waited_for(tmp_path):
+    """wait=False only starts the child; a bag that cannot be opened is raised
+    by wait_ready(), the child is reaped and a close after it is silent."""
+    (tmp_path / 'a file').write_text('')
+    bag = BagWriter(tmp_path / 'a file' / 'b', background=True, wait=False)
+    with pytest.raises(BagWriterError, match='while opening the bag'):
+        bag.wait_ready()
+    assert bag.closed and bag._child.process.exitcode is not None
+    bag.close()
+    with pytest.raises(BagWriterError, match='while opening the bag'):
+        bag.wait_ready()                              # it stays failed
+    assert (tmp_path / 'a file').read_text() == ''
+
+
+def test_a_background_start_not_waited_for_writes_as_one_waited_for(tmp_path):
+    bag = BagWriter(tmp_path / 'b', background=True, wait=False)
+    bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')   # waits for the child first
+    for k in range(5):
+        bag.write('/clock', k, m.clock(k))
+    bag.close()
+    with Reader(tmp_path / 'b') as reader:
+        assert reader.message_count == 5
+
+
 def test_background_child_error_is_raised_with_its_traceback(tmp_path):
     folder = tmp_path / 'b'
     with pytest.raises(BagWriterError,

@@ -119,6 +119,28 @@ def test_a_file_that_cannot_be_opened_fails_the_start_in_one_line(tmp_path):
     assert err.value.reason.startswith('FileNotFoundError')
 
 
+def test_a_start_not_waited_for_raises_its_failure_once_waited_for(tmp_path):
+    """wait=False only starts the child: wait_ready() raises what the start
+    raises, and the process is then closed (a close after it is silent)."""
+    process = RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None)], 0.0,
+                         wait=False)
+    with pytest.raises(RowProcessError, match='while opening the files'):
+        process.wait_ready()
+    assert process.closed and process._process.exitcode is not None
+    process.close()
+    with pytest.raises(RowProcessError, match='while opening the files'):
+        process.send_block(0, [])                    # it stays failed
+
+
+def test_a_start_not_waited_for_is_ready_for_rows(tmp_path):
+    truth = tmp_path / 'truth.jsonl'
+    process = RowProcess([(None, str(truth), None)], 0.0, wait=False)
+    process.wait_ready()
+    process.wait_ready()                             # once ready, at once
+    process.close()
+    assert truth.exists() and process._process.exitcode == 0
+
+
 def test_the_parents_files_end_on_a_whole_line_when_it_is_killed(tmp_path):
     """A parent killed inside a write leaves part of a line in its own file;
     the row writer, which outlives it, cuts that part off."""

@@ -258,7 +258,7 @@ class _WriterProcess:
     the batch being filled.  Holds no reference to the :class:`BagWriter`
     (its finaliser holds this)."""
 
-    def __init__(self, path: Path, version: int, batch_size: int, lock=None):
+    def __init__(self, path: Path, version: int, batch_size: int, lock=None, wait=True):
         self.path = path
         self.batch_size = max(1, int(batch_size))
         self.pending = []          # (connection id, t_ns, bytes), not yet sent
@@ -279,6 +279,18 @@ class _WriterProcess:
             self.process.start()
         child_in.close()           # only the child holds these ends now: each side
         child_out.close()          # sees end-of-file when the other one is gone
+        self.ready = False         # the child said it has the bag open
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait until the child has opened the bag; a failure is raised (and the
+        child reaped).  Once ready, returns at once."""
+        if self.ready:
+            return
+        if self.error is not None:
+            self.reported = True
+            raise self.error
         try:
             reply = self.outbox.recv() if self.outbox.poll(START_TIMEOUT_S) else None
         except (EOFError, OSError):
@@ -287,7 +299,10 @@ class _WriterProcess:
             if self.process.exitcode is None:   # it never answered: do not wait on it
                 self.process.kill()
             self._reap()
-            raise BagWriterError(self._describe(reply, 'while opening the bag'))
+            self.closed = self.reported = True
+            self.error = BagWriterError(self._describe(reply, 'while opening the bag'))
+            raise self.error
+        self.ready = True
 
     @property
     def pid(self):
@@ -345,6 +360,7 @@ class _WriterProcess:
     def check(self) -> None:
         """Raise if the child has failed: a reply waiting on its pipe before
         close() can only be an error, end-of-file is its death."""
+        self.wait_ready()
         if self.error is not None:
             self.reported = True
             raise self.error
@@ -389,6 +405,7 @@ class _WriterProcess:
         was not raised yet.  Idempotent."""
         if self.closed:
             return
+        self.wait_ready()                    # a failure to start: raised, and reaped
         self.closed = True
         try:
             if self.error is None:
@@ -439,12 +456,15 @@ class BagWriter:
     module docstring); messages are sent to it ``batch_size`` at a time.
     Failures of the child raise :class:`BagWriterError`.  ``hold_interrupts``
     then does not matter: queueing a message is a single list append, and
-    sending a batch always holds SIGINT/SIGTERM.
+    sending a batch always holds SIGINT/SIGTERM.  ``wait=False`` (background
+    only): start the child and return, so that the caller can start other
+    work meanwhile; :meth:`wait_ready` then raises a failure to open the bag
+    (as does the first use).
     """
 
     def __init__(self, folder, typestore=Stores.ROS2_JAZZY, *, version: int = BAG_VERSION,
                  hold_interrupts: bool = True, background: bool = False,
-                 batch_size: int = BATCH_SIZE, lock=None):
+                 batch_size: int = BATCH_SIZE, lock=None, wait: bool = True):
         self.path = Path(folder)
         # Hold SIGINT/SIGTERM around each message write; a caller that stops
         # gracefully on its own (a flag checked between steps) can skip the cost.
@@ -460,7 +480,7 @@ class BagWriter:
             if self.path.exists():
                 raise WriterError(f'{self.path} exists already, not overwriting.')
             self._writer = None
-            self._child = _WriterProcess(self.path, version, batch_size, lock)
+            self._child = _WriterProcess(self.path, version, batch_size, lock, wait)
             # Runs at interpreter exit before multiprocessing joins its children.
             self._finalizer = multiprocessing.util.Finalize(
                 self, _close_child_at_exit, args=(self._child,), exitpriority=100)
@@ -479,6 +499,12 @@ class BagWriter:
     def __exit__(self, exc_type, exc, tb):
         self.close()
         return False
+
+    def wait_ready(self) -> None:
+        """Background: wait until the child has opened the bag (see ``wait``);
+        in the foreground the bag is open already."""
+        if self._child is not None:
+            self._child.wait_ready()
 
     @property
     def closed(self) -> bool:

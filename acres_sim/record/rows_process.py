@@ -156,9 +156,14 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
 class RowProcess:
     """Parent side: start the row writer for ``agents`` (see :func:`_child_main`)
     with the sensors' latency ``delay_s`` (one for all, or a list of one per
-    agent), send it blocks, close it.  ``close()`` is idempotent and also runs at exit."""
+    agent), send it blocks, close it.  ``close()`` is idempotent and also runs at exit.
 
-    def __init__(self, agents, delay_s, tidy=(), lock=None):
+    ``wait``: wait until the child has opened its files (a failure is raised
+    here); False: only start it, so that the caller can start its other
+    writers meanwhile, and call :meth:`wait_ready` (the first block or close
+    waits too)."""
+
+    def __init__(self, agents, delay_s, tidy=(), lock=None, wait=True):
         agents = list(agents)
         delays = ([float(d) for d in delay_s] if isinstance(delay_s, (list, tuple)) else
                   [float(delay_s)] * len(agents))
@@ -174,18 +179,32 @@ class RowProcess:
         child_in.close()
         child_out.close()
         self.closed = False
+        self._ready = False              # the child said it has its files open
         self._error = None
         self._reported = False           # the error was raised to the caller
+        self._finalizer = multiprocessing.util.Finalize(self, close_at_exit,
+                                                        args=(self, 'RowProcess'),
+                                                        exitpriority=10)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self):
+        """Wait until the child has its files open; raise RowProcessError (the
+        process ended) if it could not open them.  Once ready, returns at once."""
+        if self._ready:
+            return
+        if self._error is not None:
+            self._reported = True
+            raise self._error
         ready = self._reply() if self._outbox.poll(START_TIMEOUT_S) else None
         if ready != ('ready',):
             if self._process.exitcode is None:  # it never answered: do not wait on it
                 self._process.kill()
-            error = self._failure('while opening the files', ready)
+            self._error = self._failure('while opening the files', ready)
+            self.closed = self._reported = True
             self._finish()
-            raise error
-        self._finalizer = multiprocessing.util.Finalize(self, close_at_exit,
-                                                        args=(self, 'RowProcess'),
-                                                        exitpriority=10)
+            raise self._error
+        self._ready = True
 
     def send_block(self, k_end, items):
         """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth[,
@@ -193,6 +212,7 @@ class RowProcess:
         :class:`acres_sim.core.block.Block` (and the names of the events active
         at each row, and the epochs as computed when a dropout left some out);
         INS rows delivered before step ``k_end`` are written now."""
+        self.wait_ready()
         if self._error is not None:
             self._reported = True
             raise self._error
@@ -210,6 +230,8 @@ class RowProcess:
         """Write what waits, close the files and the process; raise if it failed."""
         if self.closed:
             return
+        if not self._ready:
+            self.wait_ready()               # a failure to start: raised, and closed
         self.closed = True
         try:
             if self._error is None:

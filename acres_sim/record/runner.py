@@ -278,7 +278,8 @@ class _Recording:
 
     def start(self):
         """Open the files and start the writer processes (the folder is ready);
-        the report's first, as it has the most to import."""
+        the report's first, as it has the most to import, then the row and bag
+        writers, which start side by side: each is waited for once both run."""
         if self.request.report:
             self.reporter = ReportProcess()
         for agent in self.agents:
@@ -295,14 +296,17 @@ class _Recording:
                               ins.row_spec if ins else None))
         self.rows = RowProcess(row_files, [agent.vehicle.delay_s for agent in self.agents],
                                tidy=[file.path for agent in self.agents
-                                     for file in agent.files.values()], lock=lock)
-        if not self.request.bag:
-            return
-        # run() stops gracefully between blocks: no signal hold per message
-        # the pipeline's typestore: it has the types the wheels lack (gps_msgs)
-        self.bag = BagWriter(self.out / 'bag', TYPESTORE, hold_interrupts=False, background=True,
-                             lock=lock)
-        self._add_topics()
+                                     for file in agent.files.values()], lock=lock,
+                               wait=False)
+        if self.request.bag:
+            # run() stops gracefully between blocks: no signal hold per message
+            # the pipeline's typestore: it has the types the wheels lack (gps_msgs)
+            self.bag = BagWriter(self.out / 'bag', TYPESTORE, hold_interrupts=False,
+                                 background=True, lock=lock, wait=False)
+        self.rows.wait_ready()
+        if self.bag is not None:
+            self.bag.wait_ready()
+            self._add_topics()
 
     def _add_topics(self):
         self.bag.add_topic('/clock', 'rosgraph_msgs/msg/Clock')
