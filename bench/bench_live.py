@@ -5,7 +5,9 @@ process, the default, one per vehicle, or each in its own).
 
 * ``rtf``: one Polaris rig (sim, GNSS, IMU) at rtf 0, as fast as the sensor
   nodes keep up: the real-time factor reached (the sim node's summary), CPU
-  per simulated second and peak RSS of each process, and per node (from /proc);
+  per simulated second, peak RSS and peak PSS (the proportional share: pages
+  shared with the other processes, such as numba's LLVM, counted in part) of
+  each process, and per node (from /proc);
 * ``agents``: N Polaris copies at real time: the real-time factor held, the
   INS latency (from each epoch's due wall time to its first message, the sim
   node's summary: median / p99 / max) and the sensor nodes' gaps, for growing N;
@@ -44,6 +46,7 @@ class Rig:
     def __init__(self, nodes, folder, env=None):
         self.nodes, self.processes, self.logs = nodes, [], []
         self.peak_rss_mb = [0.0] * len(nodes)
+        self.peak_pss_mb = [0.0] * len(nodes)
         self.cpu_s = [0.0] * len(nodes)
         for i, (node, params) in enumerate(zip(nodes, write_params_files(nodes, folder))):
             log = open(Path(folder) / f'{i:02d}.log', 'w+')
@@ -58,11 +61,15 @@ class Rig:
             try:
                 status = Path(f'/proc/{p.pid}/status').read_text()
                 stat = Path(f'/proc/{p.pid}/stat').read_text().rsplit(')', 1)[1].split()
+                rollup = Path(f'/proc/{p.pid}/smaps_rollup').read_text()
             except OSError:
                 continue
             hwm = re.search(r'VmHWM:\s+(\d+) kB', status)
             if hwm:
                 self.peak_rss_mb[i] = max(self.peak_rss_mb[i], int(hwm.group(1)) / 1024)
+            pss = re.search(r'^Pss:\s+(\d+) kB', rollup, re.MULTILINE)
+            if pss:
+                self.peak_pss_mb[i] = max(self.peak_pss_mb[i], int(pss.group(1)) / 1024)
             self.cpu_s[i] = (int(stat[11]) + int(stat[12])) * TICK_S
 
     def wait_for_sim(self, timeout):
@@ -126,12 +133,12 @@ def bench_rtf(seconds, ground):
     sim_s, wall_s, rtf = summary
     print(f'real-time factor {rtf:.1f}x ({sim_s:g} s in {wall_s:.1f} s)')
     print('| process | nodes | CPU per simulated s [ms] | CPU share of the run | peak RSS [MB] '
-          '| per node [MB] |')
-    print('|---|---|---|---|---|---|')
-    for node, cpu, rss in zip(nodes, rig.cpu_s, rig.peak_rss_mb):
+          '| per node [MB] | peak PSS [MB] | per node [MB] |')
+    print('|---|---|---|---|---|---|---|---|')
+    for node, cpu, rss, pss in zip(nodes, rig.cpu_s, rig.peak_rss_mb, rig.peak_pss_mb):
         count = len(node.nodes) or 1
         print(f'| {node.full_name} | {count} | {1e3 * cpu / sim_s:.1f} | {cpu / wall_s:.0%} '
-              f'| {rss:.0f} | {rss / count:.0f} |')
+              f'| {rss:.0f} | {rss / count:.0f} | {pss:.0f} | {pss / count:.0f} |')
 
 
 def bench_agents(counts, seconds, ground):
