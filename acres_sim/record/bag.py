@@ -90,7 +90,7 @@ from rosbags.interfaces import (
 from rosbags.rosbag2 import Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
-from .child import (START_TIMEOUT_S, WriterProcessError, exit_text, ignore_interrupts,
+from .child import (WriterProcessError, exit_text, ignore_interrupts, ready_reply,
                     starting_child)
 from .jsonl import interrupts_held
 from .mcap_blocks import BlockWriter
@@ -291,13 +291,8 @@ class _WriterProcess:
         if self.error is not None:
             self.reported = True
             raise self.error
-        try:
-            reply = self.outbox.recv() if self.outbox.poll(START_TIMEOUT_S) else None
-        except (EOFError, OSError):
-            reply = None
+        reply = ready_reply(self.process, self.outbox)
         if reply != ('ready',):
-            if self.process.exitcode is None:   # it never answered: do not wait on it
-                self.process.kill()
             self._reap()
             self.closed = self.reported = True
             self.error = BagWriterError(self._describe(reply, 'while opening the bag'))

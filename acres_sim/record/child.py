@@ -22,7 +22,7 @@ import sys
 import types
 
 __all__ = ['IGNORED_SIGNALS', 'START_TIMEOUT_S', 'WriterProcessError', 'close_at_exit',
-           'end_child', 'exit_text', 'ignore_interrupts', 'starting_child']
+           'end_child', 'exit_text', 'ignore_interrupts', 'ready_reply', 'starting_child']
 
 class WriterProcessError(RuntimeError):
     """A writer process failed or died; the text says how (with the child's
@@ -37,6 +37,19 @@ class WriterProcessError(RuntimeError):
 #: How long a parent waits for a new writer process to say it is ready (it
 #: imports its libraries and opens its files: well under a second here).
 START_TIMEOUT_S = 60.0
+
+def ready_reply(process, outbox):
+    """A new writer process's first reply, waited for up to START_TIMEOUT_S
+    (None: no reply, or its pipe ended).  Anything but ``('ready',)`` is a
+    failed start: a child still running then is killed, not waited on."""
+    try:
+        reply = outbox.recv() if outbox.poll(START_TIMEOUT_S) else None
+    except (EOFError, OSError):
+        reply = None
+    if reply != ('ready',) and process.exitcode is None:
+        process.kill()
+    return reply
+
 
 #: Signals a writer process ignores: it ends through its pipe only.
 IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)

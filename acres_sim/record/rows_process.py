@@ -28,8 +28,8 @@ from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.pipeline.rows import timed_row, with_event_names
-from acres_sim.record.child import (START_TIMEOUT_S, WriterProcessError, close_at_exit,
-                                    end_child, exit_text, ignore_interrupts, starting_child)
+from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
+                                    ignore_interrupts, ready_reply, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 from acres_sim.record.output import hold_writers_lock
 
@@ -196,10 +196,8 @@ class RowProcess:
         if self._error is not None:
             self._reported = True
             raise self._error
-        ready = self._reply() if self._outbox.poll(START_TIMEOUT_S) else None
+        ready = ready_reply(self._process, self._outbox)
         if ready != ('ready',):
-            if self._process.exitcode is None:  # it never answered: do not wait on it
-                self._process.kill()
             self._error = self._failure('while opening the files', ready)
             self.closed = self._reported = True
             self._finish()
@@ -230,8 +228,7 @@ class RowProcess:
         """Write what waits, close the files and the process; raise if it failed."""
         if self.closed:
             return
-        if not self._ready:
-            self.wait_ready()               # a failure to start: raised, and closed
+        self.wait_ready()                   # a failure to start: raised, and closed
         self.closed = True
         try:
             if self._error is None:
