@@ -30,7 +30,8 @@ import os
 from typing import Optional
 
 from acres_sim.config.loader import packaged_notice
-from acres_sim.config.node_params import FAST_OUTPUT_DEPTH, OUTPUT_DEPTH, SIM_PARAMS, sim_param
+from acres_sim.config.node_params import (ACK_EVERY_STEPS, FAST_ACK_EVERY_STEPS,
+                                          FAST_OUTPUT_DEPTH, OUTPUT_DEPTH, SIM_PARAMS, sim_param)
 from acres_sim.config.events import parse_event, read_events, replay
 from acres_sim.config.scenario import (MAX_AGENTS, NAMESPACE_PATTERN, Scenario, node_parameters,
                                        packaged_names, read_scenario, resolve_scenario, run_site,
@@ -244,10 +245,14 @@ def rig_nodes(rig, options: RigOptions = RigOptions()):
     run = resolve_run(rig, options)
     scenario, sim_values = run.scenario, run.sim_values
     namespace = check_namespace(options.namespace)
-    depth = FAST_OUTPUT_DEPTH if sim_values['rtf'] == 0.0 else OUTPUT_DEPTH.default
+    # at rtf 0: deep histories, and the pace of what every reliable subscriber acknowledges
+    fast = sim_values['rtf'] == 0.0
+    depth = FAST_OUTPUT_DEPTH if fast else OUTPUT_DEPTH.default
+    acks = FAST_ACK_EVERY_STEPS if fast else ACK_EVERY_STEPS.default
     if not isinstance(options.use_sim_time, bool):
         raise ConfigError(f'use_sim_time = {options.use_sim_time!r}: allowed true or false')
-    common = {'use_sim_time': options.use_sim_time, 'output_depth': depth}
+    common = {'use_sim_time': options.use_sim_time, 'output_depth': depth,
+              'ack_every_steps': acks}
     # The sim node is the clock: it runs on wall time and never hears its own /clock.
     sim = {**sim_values, **common, 'use_sim_time': False,
            'agents.names': [v.name for v in scenario.vehicles]}

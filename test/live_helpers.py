@@ -37,6 +37,15 @@ def probe_qos(depth=5000, transient=False):
                       else DurabilityPolicy.VOLATILE)
 
 
+def gate_qos():
+    """A subscription that only counts (Probe.open_gate): best effort, depth 1."""
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                      reliability=ReliabilityPolicy.BEST_EFFORT,
+                      durability=DurabilityPolicy.VOLATILE)
+
+
 class Probe:
     """Records every message of ``topics`` ({name: message type}) as bytes,
     with the wall time it arrived, in ``got[name]``.
@@ -89,6 +98,24 @@ class Probe:
         if step % 12 == 0:
             self.progress.publish(Header(stamp=Time(sec=sec, nanosec=nanosec),
                                          frame_id=self.node.get_fully_qualified_name()))
+
+    def open_gate(self, child, timeout=DISCOVERY_TIMEOUT):
+        """Let a rig started with ``--wait-for-subscribers 2`` begin, once the
+        probe hears every one of its topics.  A match has two sides: the
+        sim counts a subscriber once it has discovered the reader, and the
+        reader takes messages only once it has discovered the publisher, so
+        the sim's short grace between the two can be too short on a loaded
+        machine (the first /clock messages were lost).  So: wait for this
+        side of every topic, then add a second subscriber to each on a node
+        that is never spun; the sim sees its second subscriber only now."""
+        import rclpy
+
+        self.spin_until(lambda: all(self.publishers(t) for t in self.subscriptions), timeout,
+                        'a publisher of every topic', child)
+        self.gate = rclpy.create_node(self.node.get_name() + '_gate')
+        for name, subscription in self.subscriptions.items():
+            self.gate.create_subscription(subscription.msg_type, name, lambda _data: None,
+                                          gate_qos(), raw=True)
 
     def spin_until(self, condition, timeout, what, child=None, explain=None):
         """Spin until ``condition()``; fail after ``timeout`` s or if ``child`` exits

@@ -116,11 +116,12 @@ def run_live_and_headless(ros_child, tmp_path, topics, seconds, up, request,
     sensors = [t for t in topics if t.endswith(sensor_topics)]
     probe = Probe(node, {t: message_type(topics[t]) for t in sensors}, report_progress=True)
     child = ros_child(up_args(*up, '--duration', str(seconds), '--rtf', '0',
-                              '--wait-for-subscribers', '1', '--start-timeout', '120'))
+                              '--wait-for-subscribers', '2', '--start-timeout', '120'))
     probe.spin_until(lambda: all(probe.publishers(t) for t in sensors), DISCOVERY_TIMEOUT,
                      'the sensor nodes', child)
     probe.add({t: message_type(m) for t, m in topics.items() if t not in sensors},
               transient={'/tf_static', '/events/log'})
+    probe.open_gate(child)
     code, output = run_until_exit(probe, child, DISCOVERY_TIMEOUT + 10 * seconds)
     assert code == 0, output
     record(RecordRequest(request['rig'], tmp_path / 'rec',
@@ -253,11 +254,12 @@ def test_events_injected_into_the_live_rig_are_logged_and_repeat_headless_bit_fo
     sensors = [t for t in topics if t.endswith(SENSOR_TOPICS)]
     probe = Probe(node, {t: message_type(topics[t]) for t in sensors}, report_progress=True)
     child = ros_child(up_args('--rig', 'polaris', '--duration', str(seconds), '--rtf', '0',
-                              '--wait-for-subscribers', '1', '--start-timeout', '120'))
+                              '--wait-for-subscribers', '2', '--start-timeout', '120'))
     probe.spin_until(lambda: all(probe.publishers(t) for t in sensors), DISCOVERY_TIMEOUT,
                      'the sensor nodes', child)
     probe.add({t: message_type(m) for t, m in topics.items() if t not in sensors},
               transient={'/tf_static', '/events/log'})
+    probe.open_gate(child)
 
     def sim_time():
         last = probe.last('/clock', Clock)
@@ -403,11 +405,12 @@ def test_up_publishes_every_topic_with_its_type_frames_rate_and_qos(ros_context,
     probe = Probe(node, {t: message_type(topics[t]) for t in SENSOR_TOPICS},
                   report_progress=True)
     child = ros_child(up_args('--rig', rig, '--duration', str(seconds), '--rtf', '0',
-                              '--wait-for-subscribers', '1'))
+                              '--wait-for-subscribers', '2'))
     probe.spin_until(lambda: all(probe.publishers(t) for t in SENSOR_TOPICS), DISCOVERY_TIMEOUT,
                      'the sensor nodes', child)
     probe.add({t: message_type(m) for t, m in topics.items() if t not in SENSOR_TOPICS},
               transient={'/tf_static'})
+    probe.open_gate(child)
     probe.spin_until(lambda: all(probe.got[t] for t in topics if t != '/tf_static') and
                      probe.got['/tf_static'], DISCOVERY_TIMEOUT, 'a message on every topic', child)
     # types and QoS as the graph shows them
@@ -822,3 +825,70 @@ def test_a_stalled_or_restarted_sensor_node_says_what_its_output_lacks(ros_conte
     for child in (sim, imu, restarted):
         child.process.wait(timeout=30)
         assert child.process.returncode == 0, child.stop()
+
+
+# A recorder that subscribes (reliable) to the given topics and stops itself
+# (SIGSTOP) at its first /clock message: the rig, which started only once every
+# one of its publishers had this subscriber (--wait-for-subscribers), runs on
+# with a subscriber that never acknowledges again.
+STOPPED_RECORDER = '''
+import os, signal, sys
+import rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from acres_sim.ros.message_types import message_class
+rclpy.init()
+node = rclpy.create_node('stopped_recorder')
+qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+clock = []
+for topic, kind in (arg.split('=') for arg in sys.argv[1:]):
+    node.create_subscription(message_class(kind), topic,
+                             clock.append if topic == '/clock' else (lambda _m: None), qos)
+while not clock:
+    rclpy.spin_once(node, timeout_sec=0.1)
+print('stopping', flush=True)
+os.kill(os.getpid(), signal.SIGSTOP)
+rclpy.spin(node)
+'''
+
+
+def read_line(child, timeout):
+    """The next line the child writes to stdout ('' if none within ``timeout`` s)."""
+    import select
+
+    ready, _, _ = select.select([child.process.stdout], [], [], timeout)
+    return child.process.stdout.readline() if ready else ''
+
+
+def test_at_rtf_0_a_subscriber_that_stops_acknowledging_is_named_and_let_go(
+        ros_context, ros_child):
+    """A recorder of every topic that stops (SIGSTOP) once the rig has matched
+    it: at rtf 0 each node waits for its acknowledgements at most 5 s at a
+    time, names each topic once in a warning and runs on to the end without
+    waiting for it again -- the rig neither hangs nor fails.  (Which topics
+    they can name depends on the timing: the stopped recorder leaves the
+    graph when its lease runs out, and is not waited for from then on.)"""
+    import re
+    import signal
+
+    topics = {t: kind for t, kind in POLARIS_TOPICS.items() if t != '/diagnostics'}
+    topics.update({'/gnss_receiver/gpsfix': 'gps_msgs/msg/GPSFix',
+                   '/gnss_receiver/heading': 'sensor_msgs/msg/Imu'})
+    recorder = ros_child(['-c', STOPPED_RECORDER, *(f'{t}={kind}' for t, kind in topics.items())])
+    rig = ros_child(up_args('--rig', 'polaris', '--duration', '20', '--rtf', '0',
+                            '--wait-for-subscribers', '1', '--start-timeout', '60'))
+    try:
+        assert read_line(recorder, DISCOVERY_TIMEOUT + 60) == 'stopping\n', rig.stop()
+        rig.stdout, rig.stderr = rig.process.communicate(timeout=DISCOVERY_TIMEOUT + 120)
+    finally:
+        os.kill(recorder.process.pid, signal.SIGCONT)
+    output = rig.stop()
+    assert rig.process.returncode == 0, output
+    assert 'simulated 20.00 s' in output, output
+    named = {}         # node -> the topics its warnings name, each as often as named
+    for node, topics in re.findall(r'\[(\w+)\]: (\S.*): a subscriber has not acknowledged',
+                                   output):
+        named.setdefault(node, []).extend(topics.split(', '))
+    assert all(len(set(topics)) == len(topics) for topics in named.values()), output  # once
+    # the sim's next wait after the stop; the sensor nodes', and the sim's later
+    # ones, may come after the stopped participant's lease (20 s) has run out
+    assert '/clock' in named.get('sim_node', ()), output

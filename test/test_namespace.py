@@ -114,10 +114,11 @@ def test_up_with_a_namespace_runs_the_whole_rig_under_it(ros_context, ros_child)
     probe = Probe(node, {t: message_type(kind) for t, kind in sensors.items()})
     child = ros_child(up_args('--rig', 'polaris', '--agents', '2', '--namespace', 'demo',
                               '--duration', str(seconds), '--rtf', '0', '--start-timeout', '20',
-                              '--wait-for-subscribers', '1'))
+                              '--wait-for-subscribers', '2'))
     probe.spin_until(lambda: all(probe.publishers(t) for t in sensors), DISCOVERY_TIMEOUT,
                      'the sensor nodes', child)
     probe.add({t: message_type(kind) for t, kind in sim.items()}, transient={'/tf_static'})
+    probe.open_gate(child)
     names = [s.full_name for s in rig_nodes('polaris', RigOptions(agents=2, namespace='demo'))]
 
     expected = {f'{ns}/{topic}': kind for ns in agents for topic, kind in POLARIS_RELATIVE.items()}

@@ -61,6 +61,7 @@ def test_one_vehicle_rig_is_three_nodes_with_the_packaged_configuration(rig):
     assert sim.parameters['use_sim_time'] is False      # the sim is the clock
     assert gnss.parameters['use_sim_time'] is imu.parameters['use_sim_time'] is True
     assert all(n.parameters['output_depth'] == 10 for n in nodes)
+    assert all(n.parameters['ack_every_steps'] == 0 for n in nodes)     # real time: no waits
 
 
 def test_agents_copy_the_vehicle_with_namespaces_prefixes_and_indices():
@@ -106,7 +107,8 @@ def test_options_reach_the_nodes():
     assert [n.executable for n in nodes] == ['sim_node', 'gnss_node']   # the IMU is off
     sim, gnss = (n.parameters for n in nodes)
     assert (sim['rtf'], sim['duration_s'], sim['cmd_vel.type']) == (0.0, 30.0, 'twist_stamped')
-    assert sim['output_depth'] == gnss['output_depth'] == 1200    # rtf 0: deep histories
+    assert sim['output_depth'] == gnss['output_depth'] == 1200    # rtf 0: deep histories,
+    assert sim['ack_every_steps'] == gnss['ack_every_steps'] == 240   # paced by the acks
     variable, file = PROFILES[fastdds_major()]             # the installed Fast DDS's
     profile = Path(nodes[0].env[variable])
     assert profile.name == file and profile.is_file()

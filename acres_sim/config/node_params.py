@@ -12,8 +12,8 @@ GNSS or IMU node (its vehicle's configuration), and under
 
 from acres_sim.config.schema import NON_BLANK, Key
 
-__all__ = ['AGENT_NAMES', 'AGENT_PARAMS', 'EVENTS', 'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS',
-           'OUTPUT_DEPTH',
+__all__ = ['ACK_EVERY_STEPS', 'AGENT_NAMES', 'AGENT_PARAMS', 'EVENTS', 'FAST_ACK_EVERY_STEPS',
+           'FAST_OUTPUT_DEPTH', 'GNSS_NODE_PARAMS', 'OUTPUT_DEPTH',
            'SCENE', 'SENSOR_NODE_PARAMS', 'SIM_PARAMS', 'TERRAIN', 'VEHICLES', 'sim_param']
 
 VEHICLES = ('polaris', 'maxxum')
@@ -44,9 +44,16 @@ OUTPUT_DEPTH = _param(
     'the rigs set 1200, so that a message the transport drops while a reader is starved of '
     'CPU can still be sent again.', low=1, high=100000)
 FAST_OUTPUT_DEPTH = 1200
+ACK_EVERY_STEPS = _param(
+    'ack_every_steps', 'int', 0, 'Every this many physics steps, wait (5 s at most) until every '
+    'reliable subscriber has acknowledged all the node published, so that none loses a message '
+    'its history no longer holds; the rigs set 240 at rtf 0 (0: never wait).', low=0,
+    high=100000)
+FAST_ACK_EVERY_STEPS = 240
 
 SIM_PARAMS = (
     OUTPUT_DEPTH,
+    ACK_EVERY_STEPS,
     _param('rtf', 'float', 1.0, 'Real-time factor of the simulation: 1 is real time, '
            '2 twice as fast; 0 runs as fast as the sensor nodes keep up.', low=0.0, high=1000.0),
     _param('lookahead_steps', 'int', 6, 'At rtf > 0: physics steps computed at a time, '
@@ -114,6 +121,7 @@ SENSOR_NODE_PARAMS = (
            'turns the mounts into lever arms).', choices=VEHICLES),
     _param('frame_prefix', 'str', '', "Prefix of the sensor's frame name, e.g. agent1/."),
     OUTPUT_DEPTH,
+    ACK_EVERY_STEPS,
     EVENTS,
 )
 

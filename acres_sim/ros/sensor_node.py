@@ -24,7 +24,9 @@ The output has its own status beside the input's: gaps in the sample times
 published (a node started after the sim, a restarted sensor) and catch-up
 bursts longer than the subscribers' history (after a stall), see
 :mod:`acres_sim.ros.output_health`.  The node tells the sim how far it got
-on ``sim/sensor_progress`` (the sim waits for it at rtf 0).
+on ``sim/sensor_progress`` (the sim waits for it at rtf 0), and every
+``ack_every_steps`` steps waits until its reliable subscribers have
+acknowledged what it published (:mod:`acres_sim.ros.ack_pacing`).
 """
 
 import gc
@@ -57,6 +59,7 @@ from acres_sim.pipeline.timeline import NS_PER_S
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.vehicle import build_vehicle
 from acres_sim.rig import STOP_GRACE_S
+from acres_sim.ros.ack_pacing import AckPacing
 from acres_sim.ros.event_injection import SensorEvents
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
@@ -143,6 +146,10 @@ class SensorNode(Node):
                         'installed, `make setup` builds it)')
                     continue
                 self.outputs[topic] = self.create_publisher(kind, topic, self.output_qos)
+        # every ack_every_steps: until the reliable subscribers acknowledged it all
+        # (ack_pacing); each publisher once (/diagnostics is some outputs' too)
+        self.acks = AckPacing(self, own['ack_every_steps'], list(
+            {id(p): p for p in [self.diagnostics_pub, *self.outputs.values()]}.values()))
         self.build()
         check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
@@ -256,6 +263,7 @@ class SensorNode(Node):
             self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:
             self.diagnostics_pub.publish(self._input_diagnostics(k))
+        self.acks.after(k)
 
     def _report_progress(self):
         """Tell the sim the last step taken (every PROGRESS_EVERY steps, and

@@ -26,7 +26,9 @@ between the steps, see ``_wait_until_due``);
 as fast as the sensor nodes keep up: they report their progress on
 ``sim/sensor_progress`` and the sim keeps at most :data:`AHEAD_STEPS` steps
 ahead of the slowest (a node that stops reporting and leaves the graph is
-no longer waited for).  Before step 0 the sim waits (``start_timeout_s``) until
+no longer waited for); and every ``ack_every_steps`` it waits until every
+reliable subscriber has acknowledged what it published
+(:mod:`acres_sim.ros.ack_pacing`).  Before step 0 the sim waits (``start_timeout_s``) until
 every vehicle's sensor nodes are ready, so they see the whole run.
 
 ``cmd_vel`` (Twist or TwistStamped, ``cmd_vel.type``) overrides the route
@@ -74,6 +76,7 @@ from acres_sim.config.scenario import vehicle_motion, vehicle_of_parameters
 from acres_sim.config.scene import default_scene, load_scene
 from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
+from acres_sim.ros.ack_pacing import AckPacing
 from acres_sim.ros.event_injection import SimInjections
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
@@ -240,6 +243,10 @@ class SimNode(Node):
         self.lookahead_steps = own['lookahead_steps']
         self.wall0 = None
         self.waited_s = 0.0           # at rtf 0: time spent waiting for the sensor nodes
+        # every ack_every_steps: until the reliable subscribers acknowledged it all (ack_pacing)
+        self.acks = AckPacing(self, own['ack_every_steps'], [
+            self.clock_pub, self.tf.dynamic, self.diagnostics_pub,
+            *(p for agent in self.agents for p in (agent.truth_pub, *agent.pubs.values()))])
         # at rtf > 0: wall time from each INS epoch's due time to its first message [s]
         self.ins_latency = deque(maxlen=LATENCY_SAMPLES)
 
@@ -441,7 +448,9 @@ class SimNode(Node):
             if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], executor, stop):
                 continue
             self.injections.hold(self.ahead[0][0], stop)    # the sensor nodes have the events
+            k = self.ahead[0][0]
             self._publish_step(*self.ahead.popleft())
+            self.acks.after(k)
 
     def _wait_until_due(self, k, executor, stop):
         """At rtf > 0: sleep until the wall time of step k (in slices, serving
@@ -642,7 +651,8 @@ class SimNode(Node):
         text = (f'simulated {sim_s:.2f} s in {wall:.2f} s of wall time '
                 f'({sim_s / max(wall, 1e-9):.2f}x real time')
         if self.rtf == 0.0:
-            text += f', {self.waited_s:.2f} s of it waiting for the sensor nodes)'
+            text += (f', {self.waited_s:.2f} s of it waiting for the sensor nodes, '
+                     f'{self.acks.waited_s:.2f} s for acknowledgements)')
         else:
             text += f', rtf {self.rtf:g})'
         if self.ins_latency:
