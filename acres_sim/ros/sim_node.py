@@ -28,8 +28,9 @@ as fast as the sensor nodes keep up: they report their progress on
 ahead of the slowest (a node that stops reporting and leaves the graph is
 no longer waited for); and every ``ack_every_steps`` it waits until every
 reliable subscriber has acknowledged what it published
-(:mod:`acres_sim.ros.ack_pacing`).  Before step 0 the sim waits (``start_timeout_s``) until
-every vehicle's sensor nodes are ready, so they see the whole run.
+(:mod:`acres_sim.ros.ack_pacing`).  Before step 0 the sim waits
+(``start_timeout_s``) until every vehicle's sensor nodes are ready, so they
+see the whole run.
 
 ``cmd_vel`` (Twist or TwistStamped, ``cmd_vel.type``) overrides the route
 follower of its vehicle: non-finite commands are refused, others clamped to
