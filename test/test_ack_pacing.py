@@ -59,7 +59,7 @@ def test_a_subscriber_that_never_acknowledges_is_named_and_then_let_go(monkeypat
     monkeypatch.setattr(ack_pacing.time, 'monotonic', lambda: now[0])
     fix, clock = FakePublisher('/oxts/fix', stuck=True), FakePublisher('/clock', stuck=True)
 
-    def eat_the_timeout(timeout, publisher=fix, wait=fix.wait_for_all_acked):
+    def eat_the_timeout(timeout, wait=fix.wait_for_all_acked):
         now[0] += timeout.nanoseconds / 1e9         # a wait that runs to its end
         return wait(timeout)
     fix.wait_for_all_acked = eat_the_timeout
