@@ -382,3 +382,31 @@ def test_unreadable_content_is_a_config_error(tmp_path, content, fragment):
 def test_start_times_outside_iso_8601_utc_are_refused(stamp):
     with pytest.raises(ConfigError, match='gnss.datum.start_utc'):
         load_config(overrides={'gnss.datum.start_utc': stamp})
+
+
+ODD_YAML = ['a: 2026-09-23T15:00:00Z\nb: 1e-05\nc: .5E+3\nd: 0x1f\ne: ~\nf: "*"\n',
+            'a: [1, {b: yes, c: no}]\n# * in a comment\n', 'a: 1\na: 2\n',
+            'a: &x [1]\nb: *x\n', 'gnss: [\n', 'a: {b: 1, b: 2}\n', '"*": 1\n']
+
+
+@pytest.mark.parametrize('text', ODD_YAML + [None])
+def test_libyaml_reads_every_file_as_pyyamls_own_parser(text):
+    """Config files are read with libyaml's parser (where PyYAML has it): the
+    same values and the same refusals as with PyYAML's pure-Python one, for
+    every packaged file (None) and for odd documents."""
+    from acres_sim.config.loader import _rcl_like_loader, parse_yaml
+
+    if not yaml.__with_libyaml__:
+        pytest.skip('this PyYAML has no libyaml: the pure-Python parser is the only one')
+    texts = ([p.read_text() for p in sorted(config_dir().rglob('*.yaml'))]
+             if text is None else [text])
+
+    def read(text, loader):
+        try:
+            return parse_yaml(text, loader)
+        except yaml.YAMLError as err:
+            return type(err), err.problem_mark.line, err.problem_mark.column
+
+    pure, fast = _rcl_like_loader(yaml.SafeLoader), _rcl_like_loader(yaml.CSafeLoader)
+    for doc in texts:
+        assert read(doc, fast) == read(doc, pure), doc

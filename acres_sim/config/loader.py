@@ -110,46 +110,54 @@ class Config:
 MERGE_TAG = 'tag:yaml.org,2002:merge'
 
 
-class _RclLikeLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, reading as rcl does: no timestamps, floats with an
-    exponent need no dot (YAML 1.2, e.g. 1e-05), and no aliases (rcl refuses
-    them; expanded, a few hundred bytes of nested aliases are gigabytes).  A key
-    given twice in one mapping is refused too, not "the last one wins"."""
+def _rcl_like_loader(base):
+    """PyYAML's safe loader ``base``, reading as rcl does: no timestamps, floats
+    with an exponent need no dot (YAML 1.2, e.g. 1e-05), and a key given twice
+    in one mapping is refused, not "the last one wins".  (No aliases either:
+    :func:`parse_yaml` refuses them before the loader builds anything.)"""
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, f'found an alias (*{event.anchor}), which acres_sim does not read '
-                '(rcl refuses aliases too; write the value out)', event.start_mark)
-        return super().compose_node(parent, index)
+    class RclLikeLoader(base):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
+                    name = self.construct_object(key_node)
+                    if name in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f'found the key {name!r} twice in one mapping',
+                            key_node.start_mark)
+                    seen.add(name)
+            return super().construct_mapping(node, deep)
 
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != MERGE_TAG:
-                name = self.construct_object(key_node)
-                if name in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f'found the key {name!r} twice in one mapping',
-                        key_node.start_mark)
-                seen.add(name)
-        return super().construct_mapping(node, deep)
-
-
-_RclLikeLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != 'tag:yaml.org,2002:timestamp']
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_RclLikeLoader.add_implicit_resolver(
-    'tag:yaml.org,2002:float',
-    re.compile(r'^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$'),
-    list('-+0123456789.'))
+    RclLikeLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers
+                if tag != 'tag:yaml.org,2002:timestamp']
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    RclLikeLoader.add_implicit_resolver(
+        'tag:yaml.org,2002:float',
+        re.compile(r'^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$'),
+        list('-+0123456789.'))
+    return RclLikeLoader
 
 
-def parse_yaml(text):
-    """The value of YAML ``text``, read as a config file is (see :class:`_RclLikeLoader`).
-    Raises yaml.YAMLError (or RecursionError when nested too deeply)."""
-    return yaml.load(text, Loader=_RclLikeLoader)
+# libyaml's parser where PyYAML has it (the packaged files parse in a sixth of the
+# time: every process of the rig reads a dozen at its start), else PyYAML's own.
+_SAFE_LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+_RclLikeLoader = _rcl_like_loader(_SAFE_LOADER)
+
+
+def parse_yaml(text, loader=_RclLikeLoader):
+    """The value of YAML ``text``, read as a config file is (see
+    :func:`_rcl_like_loader`); an alias (``*name``) is refused: rcl refuses
+    them too, and expanded, a few hundred bytes of nested aliases are
+    gigabytes.  Raises yaml.YAMLError (or RecursionError when nested too deeply)."""
+    if '*' in text:           # maybe an alias: looked for before anything is built
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent):
+                raise yaml.composer.ComposerError(
+                    None, None, f'found an alias (*{event.anchor}), which acres_sim does not '
+                    'read (rcl refuses aliases too; write the value out)', event.start_mark)
+    return yaml.load(text, Loader=loader)
 
 
 def parse_value(text, where):
