@@ -21,10 +21,23 @@ import time
 
 from rclpy.duration import Duration
 
-__all__ = ['ACK_TIMEOUT_S', 'AckPacing']
+__all__ = ['ACK_TIMEOUT_S', 'AckPacing', 'unacknowledged']
 
 ACK_TIMEOUT_S = 5.0
 LOG_THROTTLE_S = 5.0
+
+
+def unacknowledged(publishers, timeout_s):
+    """Wait, ``timeout_s`` at most for all of ``publishers`` together, until
+    their reliable subscribers have acknowledged everything; those whose
+    subscribers have not (once the time is up, the rest are only asked)."""
+    deadline = time.monotonic() + timeout_s
+    late = []
+    for publisher in publishers:
+        left = max(deadline - time.monotonic(), 0.0)
+        if not publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9))):
+            late.append(publisher)
+    return late
 
 
 class AckPacing:
@@ -44,17 +57,15 @@ class AckPacing:
         if self.every <= 0 or k % self.every != 0:
             return
         started = time.monotonic()
-        deadline = started + self.timeout_s      # for all of them together
-        late = []
+        waited = {}              # publisher -> its subscriber count now
         for publisher in self.publishers:
             count = publisher.get_subscription_count()
-            if self.skipped.get(publisher) == count:
-                continue
-            self.skipped.pop(publisher, None)
-            left = max(deadline - time.monotonic(), 0.0)
-            if not publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9))):
-                self.skipped[publisher] = count
-                late.append(publisher.topic_name)
+            if self.skipped.get(publisher) != count:
+                self.skipped.pop(publisher, None)
+                waited[publisher] = count
+        late = unacknowledged(waited, self.timeout_s)
+        self.skipped.update((publisher, waited[publisher]) for publisher in late)
+        late = [publisher.topic_name for publisher in late]
         if late:
             self.node.get_logger().warning(
                 f'{", ".join(late)}: a subscriber has not acknowledged the last messages '

@@ -38,7 +38,6 @@ import time
 import numpy as np
 import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
@@ -59,7 +58,7 @@ from acres_sim.pipeline.timeline import NS_PER_S
 from acres_sim.pipeline.topics import TRUTH_TOPIC
 from acres_sim.pipeline.vehicle import build_vehicle
 from acres_sim.rig import STOP_GRACE_S
-from acres_sim.ros.ack_pacing import AckPacing
+from acres_sim.ros.ack_pacing import AckPacing, unacknowledged
 from acres_sim.ros.event_injection import SensorEvents
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
@@ -326,12 +325,7 @@ class SensorNode(Node):
 
 def flush(node, timeout_s=FLUSH_S):
     """Wait (at most ``timeout_s``) until every subscriber has what ``node`` published."""
-    deadline = time.monotonic() + timeout_s
-    for publisher in node.publishers:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        publisher.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
+    unacknowledged(node.publishers, timeout_s)
 
 
 def run_node(node_class, args=None):

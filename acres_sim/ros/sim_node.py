@@ -446,10 +446,10 @@ class SimNode(Node):
                     self._start_block(FAST_BLOCK_STEPS if self.rtf == 0.0
                                       else self.lookahead_steps)
                 self._finish_block()
-            if self.rtf > 0.0 and not self._wait_until_due(self.ahead[0][0], executor, stop):
+            k = self.ahead[0][0]          # the next step to publish
+            if self.rtf > 0.0 and not self._wait_until_due(k, executor, stop):
                 continue
-            self.injections.hold(self.ahead[0][0], stop)    # the sensor nodes have the events
-            k = self.ahead[0][0]
+            self.injections.hold(k, stop)    # the sensor nodes have the events
             self._publish_step(*self.ahead.popleft())
             self.acks.after(k)
 
