@@ -306,3 +306,44 @@ def test_the_sims_own_clock_listener_is_no_subscriber(ros_context):
         assert '/clock' in [topic for topic, _n, _want in node._missing()]
     finally:
         node.destroy_node()
+
+
+def test_at_rtf_0_a_ready_sensor_node_is_waited_for_from_the_step_it_was_ready_at(ros_context):
+    """A sensor node that is ready (its side of the truth matched) but has taken
+    no truth yet holds the sim AHEAD_STEPS past the step it was ready at, so a
+    node slow to take its first truth loses none from its history; a node that
+    is ready again (started again) counts from the step of that."""
+    from builtin_interfaces.msg import Time
+    from std_msgs.msg import Header
+
+    from acres_sim.ros.sim_node import AHEAD_STEPS
+
+    def report(node, k=None):
+        if k is None:
+            stamp = Time(sec=-1)
+        else:
+            sec, nanosec = divmod(node.timeline.ns(k), 1_000_000_000)
+            stamp = Time(sec=sec, nanosec=nanosec)
+        node._on_progress(node.agents[0], Header(stamp=stamp, frame_id='/gnss_node'))
+
+    def behind(node):
+        return node._behind(node.step - AHEAD_STEPS)
+
+    node = make_sim()
+    try:
+        report(node)                               # ready before step 0
+        node._advance(AHEAD_STEPS - 12)
+        report(node)                               # still ready: still from step 0
+        assert behind(node) == []
+        node._advance(12)                          # AHEAD_STEPS computed, none taken
+        assert behind(node) == ['/gnss_node']
+        report(node, 5)
+        assert behind(node) == []
+        node._advance(AHEAD_STEPS)                 # step 5 taken, 2 * AHEAD_STEPS computed
+        assert behind(node) == ['/gnss_node']
+        report(node)                               # started again: ready from here
+        assert behind(node) == []
+        node._advance(AHEAD_STEPS)
+        assert behind(node) == ['/gnss_node']
+    finally:
+        node.destroy_node()

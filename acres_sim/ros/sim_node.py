@@ -222,7 +222,9 @@ class SimNode(Node):
         self.injections = SimInjections(self, self.agents, self.event_log_pub)
         # /tf carries every vehicle's pose: a history as long in time as each INS topic's
         self.tf = TfPublishers(self, own['output_depth'] * len(self.agents))
-        # node name -> (agent, last step taken (< 0: ready, none yet), when it last moved)
+        # node name -> (agent, last step taken, when it last moved, ready): a node
+        # that is ready but has taken no truth yet counts as having taken the last
+        # step computed before it was ready (its truth starts after it)
         self.progress = {}
         self.progress_subs = []
         for agent in self.agents:
@@ -265,10 +267,19 @@ class SimNode(Node):
         agent.command = (checked.speed_mps, checked.yaw_rate_radps, self.next_step)
 
     def _on_progress(self, agent, m):
-        k = self.timeline.step_of_stamp(m.stamp.sec, m.stamp.nanosec)
+        """A sensor node's last step taken, or that it is ready (a stamp of -1
+        s): then it is waited for as from the step it was ready at, so the
+        sim runs at most AHEAD_STEPS past its first truth before it takes it."""
         before = self.progress.get(m.frame_id)
-        moved = before is None or before[1] != k
-        self.progress[m.frame_id] = (agent, k, time.monotonic() if moved else before[2])
+        now = time.monotonic()
+        if m.stamp.sec >= 0:
+            k = self.timeline.step_of_stamp(m.stamp.sec, m.stamp.nanosec)
+            moved = before is None or before[1] != k or before[3]
+            self.progress[m.frame_id] = (agent, k, now if moved else before[2], False)
+        elif before is None or not before[3]:     # ready (again): from the last step computed
+            self.progress[m.frame_id] = (agent, self.step - 1, now, True)
+        elif self.step == 0:                      # still ready before the run: not stuck
+            self.progress[m.frame_id] = (agent, before[1], now, True)
 
     def poll_inputs(self, executor):
         """Take every waiting cmd_vel and progress message (acres_sim.ros.take);
@@ -373,7 +384,7 @@ class SimNode(Node):
         """(topic, subscribers, wanted) of every topic short of subscribers."""
         missing = []
         for a in self.agents:
-            ready = sum(1 for agent, _k, _t in self.progress.values() if agent is a)
+            ready = sum(1 for entry in self.progress.values() if entry[0] is a)
             have = min(ready, a.truth_pub.get_subscription_count())
             if have < a.sensors_expected:
                 missing.append((f'{a.truth_pub.topic_name} (sensor nodes ready)', have,
@@ -493,9 +504,7 @@ class SimNode(Node):
         while not stop.is_set():
             self.poll_progress()
             self.injections.poll(self.step)       # an injection is taken while we wait
-            # a node that is only ready (k < 0) has had no truth yet: not waited for
-            behind = [name for name, (_agent, k, _t) in self.progress.items()
-                      if 0 <= k < self.step - AHEAD_STEPS]
+            behind = self._behind(self.step - AHEAD_STEPS)
             if not behind:
                 return
             slept = time.monotonic()
@@ -505,13 +514,17 @@ class SimNode(Node):
                 self._forget_absent(behind)
                 waited_since = time.monotonic()
 
+    def _behind(self, k):
+        """The sensor nodes that report their progress and have not taken step ``k``."""
+        return [name for name, entry in self.progress.items() if entry[1] < k]
+
     def _forget_absent(self, names):
         """Stop waiting for those of ``names`` that have left the graph or have
         not moved on for STUCK_S (the sim never waits for ever)."""
         present = self._sensor_nodes_present()
         now = time.monotonic()
         left = [name for name in names if name not in present]
-        stuck = [f'{name} (at step {self.progress[name][1]})' for name in names
+        stuck = [f'{name} ({_where(self.progress[name])})' for name in names
                  if name in present and now - self.progress[name][2] > STUCK_S]
         if left:      # throttled: a node of the same name may come and go again
             self.get_logger().warning(f'{", ".join(left)} left: not waiting for it any more',
@@ -531,14 +544,14 @@ class SimNode(Node):
         checked = time.monotonic()
         while not stop.is_set() and time.monotonic() < deadline and rclpy.ok():
             self.poll_progress()
-            behind = [name for name, (_agent, k, _t) in self.progress.items() if k < last]
+            behind = self._behind(last)
             if not behind:
                 return
             if time.monotonic() - checked > STALL_CHECK_S:
                 self._forget_absent(behind)
                 checked = time.monotonic()
             time.sleep(HOLD_SLEEP_S)
-        behind = sorted(name for name, (_agent, k, _t) in self.progress.items() if k < last)
+        behind = sorted(self._behind(last))
         if behind:
             self.get_logger().warning('stopping before ' + ', '.join(behind)
                                       + f' took the last step {last}')
@@ -691,6 +704,12 @@ class SimNode(Node):
             for ns, data in zip(t_ns.tolist(), encoded.messages()):
                 ins_at.setdefault(step_of[ns], []).append((pub, data))
         return truth, ins_at, others_at
+
+
+def _where(progress):
+    """Where a sensor node is, from its entry of SimNode.progress."""
+    _agent, k, _moved, ready = progress
+    return f'ready before step {k + 1}, no truth taken yet' if ready else f'at step {k}'
 
 
 def main(args=None):
