@@ -28,10 +28,10 @@ MEAS MS5611-01BA at its finest oversampling; 50 Hz.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.environment.atmosphere import pressure_1976, pressure_altitude_m
+from acres_sim.core.jit import njit
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.rounding import rounded_columns

@@ -44,7 +44,6 @@ of a block run.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.event_clock import EventTimes, VIEW_SIZE, advance_events, due_at_time
@@ -60,6 +59,7 @@ from acres_sim.core.imu import (PHYSICS_DT_S, imu_difference_step, imu_sample_va
 from acres_sim.core.ins import MEMORY_SIZE as INS_MEMORY_SIZE
 from acres_sim.core.ins import (N_SIGMAS, RESULT_SIZE, VALUES_PER_EPOCH, ins_epoch_kernel,
                                 ins_epoch_values)
+from acres_sim.core.jit import njit
 from acres_sim.core.physics import (DT, S_PX, S_PZ, S_QX, S_VX, S_VZ, S_WX, S_WZ, place,
                                     step_one, shaken_truth, truth_from_state, vibrates)
 from acres_sim.core.pursuit import pursuit_command

@@ -5,8 +5,7 @@ one sensor in Python; it lives apart so that core.schedule loads without
 numba (the recorder's row writer process uses its delay line).
 """
 
-from numba import njit
-
+from acres_sim.core.jit import njit
 from acres_sim.core.schedule import DUE_TOLERANCE_S
 
 __all__ = ['due_at']

@@ -42,9 +42,9 @@ first sample), so a run can be cut into blocks and go on.  The first three
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
+from acres_sim.core.jit import njit
 from acres_sim.core.zones import inside_zone
 
 __all__ = ['AFTER', 'AT_TIME', 'EventTimes', 'NEVER', 'ON_ENTER', 'ON_LEAVE', 'STATE_SIZE',

@@ -61,12 +61,12 @@ sqrt((C/N0) / (C/N0)_eff).  Several active jammers add their J/S.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.event_clock import (ST_ACTIVE, ST_ENDED, ST_STARTED, VIEW_SIZE, EventTimes,
                                         advance_events, due_at_time, initial_state,
                                         make_event_times)
+from acres_sim.core.jit import njit
 from acres_sim.core.zones import Zones, no_zones
 
 __all__ = [

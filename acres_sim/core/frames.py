@@ -13,9 +13,9 @@ the ``oxts_from_flu_*`` conversions.
 
 import math
 
-from numba import njit
 import numpy as np
 
+from acres_sim.core.jit import njit
 from acres_sim.core.quaternion import quat_multiply_rows
 
 __all__ = ['CHASSIS_AHEAD_OF_REAR_AXLE', 'OXTS_MOUNT_XYZW', 'chassis_in_base_footprint',

@@ -37,11 +37,11 @@ the identity here.  Units: m, s, m/s^2, rad/s.
 
 from typing import NamedTuple, Optional
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.events import imu_faults, no_effects
+from acres_sim.core.jit import njit
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 
 __all__ = ['ImuBiases', 'ImuModel', 'ImuParams', 'imu_difference_step', 'imu_sample_values',

@@ -35,13 +35,13 @@ Units: m, s, rad inside; degrees only in the row.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.geo.site import (FRAMES, enu_to_geodetic_rad, enu_to_utm_rad,
                                      grid_rotation_at_rad)
 from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad
+from acres_sim.core.jit import njit
 from acres_sim.core.quaternion import q_x, q_y, q_z, quat_from_matrix, quat_multiply
 from acres_sim.core.ins_row import (  # noqa: F401 - the layout, re-exported
     ALPHA, ALPHA_TRUE, F_INS, FIX_SERVICE, FIX_STATUS, FRAME_ID, LLH, P_INS, P_N, Q_INS, Q_TRUE,

@@ -22,9 +22,9 @@ white noise per axis.  Random values from its stream: 3 Gaussians per sample
 
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
+from acres_sim.core.jit import njit
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.rounding import round_decimals

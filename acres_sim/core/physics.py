@@ -121,13 +121,13 @@ traction circle); one lateral force per axle (track, wheel radius and
 import math
 from typing import NamedTuple
 
-from numba import njit, prange
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.environment.atmosphere import density_1976 as air_density_1976
 from acres_sim.core.frames import (CHASSIS_AHEAD_OF_REAR_AXLE, chassis_in_base_footprint,
                                    point_at_lever_arm)
+from acres_sim.core.jit import njit, prange
 from acres_sim.core.quaternion import hamilton_product, matrix_from_quat
 from acres_sim.core.ride import corner, corner_forces, corner_loads, sprung_mass, suspended
 from acres_sim.core.ride import nominal_height, wheel_ground

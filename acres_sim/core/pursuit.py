@@ -38,8 +38,9 @@ Arrays (float64):
 
 import math
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 
 __all__ = ['FP_LOOKAHEAD_TIME', 'FP_LOOKAHEAD_MIN', 'FP_LOOKAHEAD_MAX', 'FP_LATERAL_ACCEL',

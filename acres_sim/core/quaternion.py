@@ -10,8 +10,9 @@ through :func:`quat_multiply_rows`, so both give the same doubles.
 
 import math
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 __all__ = ['hamilton_product', 'quat_multiply', 'quat_multiply_rows', 'quat_conjugate',
            'quat_from_axis_angle', 'q_x', 'q_y', 'q_z', 'matrix_from_quat', 'quat_from_matrix',

@@ -87,10 +87,10 @@ min_speed_mps        m/s   0.1389    0 - 1         0.5 km/h (estimate; ISO: degr
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.frames import lever_arm_from_chassis
+from acres_sim.core.jit import njit
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.rounding import rounded_columns
 from acres_sim.core.due import due_at

@@ -50,9 +50,8 @@ the body but does not move the friction limits.
 
 import math
 
-from numba import njit
-
 from acres_sim.core.frames import CHASSIS_AHEAD_OF_REAR_AXLE
+from acres_sim.core.jit import njit
 from acres_sim.core.terrain import ground_height
 from acres_sim.core.vehicles import (
     P_COG_HEIGHT, P_COM_X, P_COM_Y, P_COM_Z, P_MASS, P_SUSP_C_FRONT, P_SUSP_C_REAR,

@@ -40,7 +40,8 @@ import operator
 from typing import NamedTuple, Union
 
 import numpy as np
-from numba import njit
+
+from acres_sim.core.jit import njit
 
 __all__ = [
     'AGENT_SEED_STRIDE',

@@ -32,9 +32,9 @@ share :func:`state_axes` (the body axes of a state row) and
 
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
+from acres_sim.core.jit import njit
 from acres_sim.core.physics import body_axes
 from acres_sim.core.rng import Pcg32
 from acres_sim.core.truth import PHYSICS_HZ, T_Q, T_V, T_W

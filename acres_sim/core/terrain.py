@@ -23,8 +23,9 @@ need (the rate of the ground under a moving wheel is ``grad . v``).
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 __all__ = ['TerrainField', 'flat_field', 'ground_height']
 

@@ -44,8 +44,7 @@ none of it (its zero at 60 Hz), where a single difference would read
 import math
 from typing import NamedTuple
 
-from numba import njit
-
+from acres_sim.core.jit import njit
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.core.vehicles import (
     P_ENGINE_ACCEL_IDLE, P_ENGINE_ACCEL_LOAD, P_ENGINE_CYLINDERS, P_ENGINE_IDLE_RPM,

@@ -146,11 +146,11 @@ m/s, 8 for rad and rad/s, 6 significant digits for variances).
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
 from acres_sim.core.frames import lever_arm_from_chassis
+from acres_sim.core.jit import njit
 from acres_sim.core.physics import ROLL_SMOOTH_SPEED
 from acres_sim.core.rng import pcg32_gaussian
 from acres_sim.core.rounding import round_decimals, round_significant

@@ -22,8 +22,9 @@ multipath zone, the zone whose entry starts an event) are zones.  A
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 __all__ = ['CIRCLE', 'POLYGON', 'Zones', 'inside_zone', 'inside_zones', 'make_zones',
            'no_zones']

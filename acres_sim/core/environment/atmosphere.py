@@ -54,10 +54,10 @@ All kernels take and return floats in SI units and run inside other numba code.
 
 import math
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
+from acres_sim.core.jit import njit
 
 __all__ = [
     'H_B', 'T_B', 'L_B', 'P_B', 'P0_PA', 'T0_K', 'R_STAR', 'M0', 'R0_M', 'R_AIR', 'R_1976',

@@ -75,7 +75,7 @@ pole for 2025: 80.8 N, 72.8 W), B0 = 29 733 nT, moving 0.04 deg/yr north and
 
 import math
 
-from numba import njit
+from acres_sim.core.jit import njit
 
 __all__ = ['IGRF14_DIPOLE_EPOCH', 'IGRF14_DIPOLE_NT', 'IGRF14_DIPOLE_SV_NT_PER_YEAR',
            'IGRF_REFERENCE_RADIUS_M', 'dipole_from_gauss', 'igrf14_dipole', 'dipole_field_ned']

@@ -22,9 +22,8 @@ equatorial radius a = 6 378 137 m; the two differ by 1.1e-3 of the correction
 term 2 g0 h / R_e, 3.4e-7 m/s^2 per 100 m of height.
 """
 
-from numba import njit
-
 from acres_sim.core.constants import STANDARD_GRAVITY_MPS2
+from acres_sim.core.jit import njit
 
 __all__ = ['G0_MPS2', 'R_E_MEAN_M', 'gravity_at_altitude']
 

@@ -7,7 +7,7 @@ atan2(Z, p (1 - e^2)) and iterate 8 times.
 
 import math
 
-from numba import njit
+from acres_sim.core.jit import njit
 
 __all__ = ['geodetic_to_ecef_rad', 'ecef_to_geodetic_rad', 'ECEF_ITERATIONS']
 

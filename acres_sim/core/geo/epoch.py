@@ -7,8 +7,9 @@ fraction of that year elapsed, with the year's true length (365 or 366 days).
 import datetime
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 __all__ = ['DecimalYearClock', 'YearTable', 'decimal_year', 'decimal_year_kernel', 'year_table']
 

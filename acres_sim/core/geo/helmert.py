@@ -16,7 +16,7 @@ At the epoch t_y (decimal year), with delta = t_y - reference epoch:
 import math
 from typing import NamedTuple
 
-from numba import njit
+from acres_sim.core.jit import njit
 
 __all__ = ['HelmertParams', 'helmert_at_epoch', 'helmert_forward', 'helmert_inverse']
 

@@ -24,7 +24,6 @@ scalars or numpy arrays.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.geo.ecef import ecef_to_geodetic_rad, geodetic_to_ecef_rad
@@ -34,6 +33,7 @@ from acres_sim.core.geo.helmert import HelmertParams, helmert_forward, helmert_i
 from acres_sim.core.geo.state_plane import (US_SURVEY_FOOT_M, indiana_west_forward_rad,
                                             indiana_west_inverse_rad)
 from acres_sim.core.geo.utm import central_meridian_rad, utm_forward_rad
+from acres_sim.core.jit import njit
 
 __all__ = ['FRAMES', 'SiteParams', 'SiteGeoreference', 'enu_to_geodetic_rad',
            'geodetic_to_enu_rad', 'enu_to_utm_rad', 'grid_rotation_at_rad', 'grid_rotation_rad']

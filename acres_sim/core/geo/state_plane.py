@@ -9,9 +9,8 @@ uses; EPSG's is 0.1 mm smaller (spec: Georeference Caveats).
 
 import math
 
-from numba import njit
-
 from acres_sim.core.geo.ellipsoid import GRS80
+from acres_sim.core.jit import njit
 
 __all__ = ['US_SURVEY_FOOT_M', 'PHI0', 'LAM0', 'K0', 'X0', 'Y0', 'AREA_OF_USE_DEG',
            'meridian_arc', 'indiana_west_inverse_rad', 'indiana_west_forward_rad']

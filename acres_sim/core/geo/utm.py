@@ -10,9 +10,8 @@ stopping early once a step is below 1e-14.
 
 import math
 
-from numba import njit
-
 from acres_sim.core.geo.ellipsoid import WGS84
+from acres_sim.core.jit import njit
 
 __all__ = ['K0', 'FALSE_EASTING', 'central_meridian_rad', 'utm_forward_rad', 'utm_inverse_rad',
            'zone_area_deg']

@@ -32,7 +32,7 @@ numba kernels (one GNSS epoch's root takes a few thousand operations).
 import functools
 import math
 
-from numba import njit
+from acres_sim.core.jit import njit
 
 __all__ = ['CONFIDENCE', 'horizontal_radius_95', 'spherical_radius_95', 'vertical_bound_95']
 

@@ -34,11 +34,11 @@ true north is ignored on purpose, spec: Scope and Assumptions).
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.geo.ecef import geodetic_to_ecef_rad
 from acres_sim.core.geo.ellipsoid import WGS84
+from acres_sim.core.jit import njit
 
 __all__ = [
     'Constellation', 'EARTH_ROTATION_RADPS', 'GALILEO', 'GLONASS', 'GM_EARTH', 'GPS',

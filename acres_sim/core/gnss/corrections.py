@@ -40,8 +40,9 @@ the configuration's list of pairs into the array it takes.
 
 import math
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 __all__ = ['INDEX_TOLERANCE', 'correction_age', 'outage_array']
 

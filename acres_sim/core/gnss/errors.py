@@ -25,10 +25,10 @@ off the three sigmas are zero but the values are still drawn.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.gnss.fix_state import NO_FIX, RTK_FIXED, RTK_FLOAT, SINGLE
+from acres_sim.core.jit import njit
 from acres_sim.core.rng import pcg32_gaussian, pcg32_uniform
 
 __all__ = ['STATE_FIELDS', 'ErrorParams', 'VALUES_PER_EPOCH', 'draw_epoch_values',

@@ -26,8 +26,9 @@ epoch runs in numba.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
+
+from acres_sim.core.jit import njit
 
 __all__ = ['NO_FIX', 'SINGLE', 'DGPS', 'RTK_FLOAT', 'RTK_FIXED', 'STATE_NAMES', 'GGA_QUALITY',
            'RtkParams', 'initial_fix_state', 'lose_lock', 'time_to_fix', 'fix_state_step']

@@ -43,10 +43,10 @@ moves the values of later epochs.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.gnss.fix_state import RTK_FIXED, RTK_FLOAT, STATE_NAMES
+from acres_sim.core.jit import njit
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import Pcg32, pcg32_gaussian
 

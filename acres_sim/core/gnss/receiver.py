@@ -21,7 +21,6 @@ import datetime
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
 from acres_sim.core.geo.site import (FRAMES, NAD83_2011, NAD83_HARN, WGS84_G2139,
@@ -45,6 +44,7 @@ from acres_sim.core.gnss.sky import (SKY_HDOP, SKY_HDOP_ALL, SKY_MULTIPATH, SKY_
                                      SKY_N_BLOCKED, SKY_N_CLEAR, SKY_N_FOLIAGE, SKY_N_NEAR,
                                      SKY_N_USED, SKY_PDOP, SKY_REFLECTOR, SKY_SIZE, SKY_VDOP,
                                      SKY_VDOP_ALL, SkyParams, multipath_index, sky_epoch)
+from acres_sim.core.jit import njit
 from acres_sim.core.rng import STREAMS, Pcg32
 
 __all__ = ['GnssSettings', 'GnssReceiver', 'SOLUTION', 'OUTPUT_FRAMES', 'RECORD_SIZE',

@@ -56,9 +56,9 @@ vectors (the chord is a length along them).  Grid ENU metres, radians.
 import math
 from typing import NamedTuple
 
-from numba import njit
 import numpy as np
 
+from acres_sim.core.jit import njit
 from acres_sim.core.scene import (BOX_X0, BOX_X1, BOX_Y0, BOX_Y1, BOX_Z0, BOX_Z1, CYL_R,
                                   CYL_X, CYL_Y, CYL_Z0, CYL_Z1, SPH_R, SPH_X, SPH_Y, SPH_Z)
 
