@@ -268,8 +268,8 @@ class SimNode(Node):
 
     def _on_progress(self, agent, m):
         """A sensor node's last step taken, or that it is ready (a stamp of -1
-        s): then it is waited for as from the step it was ready at, so the
-        sim runs at most AHEAD_STEPS past its first truth before it takes it."""
+        s): then it counts from the step it was ready at, so the sim runs at
+        most AHEAD_STEPS past that step before the node takes its first truth."""
         before = self.progress.get(m.frame_id)
         now = time.monotonic()
         if m.stamp.sec >= 0:
