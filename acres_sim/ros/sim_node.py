@@ -48,6 +48,7 @@ import functools
 import gc
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 import rclpy
@@ -128,6 +129,19 @@ class _Block:
     n: int
     t_ns: np.ndarray
     parts: list
+
+
+class _Progress(NamedTuple):
+    """A sensor node's progress as the sim knows it (SimNode.progress)."""
+
+    agent: object      # its vehicle's _Agent
+    step: int          # the last step it took; when ready, the last computed before it was
+    moved_at: float    # time.monotonic() when step (or ready) last changed
+    ready: bool        # ready, no truth taken yet
+
+    def where(self):
+        return (f'ready before step {self.step + 1}, no truth taken yet' if self.ready
+                else f'at step {self.step}')
 
 
 class _Agent:
@@ -222,9 +236,9 @@ class SimNode(Node):
         self.injections = SimInjections(self, self.agents, self.event_log_pub)
         # /tf carries every vehicle's pose: a history as long in time as each INS topic's
         self.tf = TfPublishers(self, own['output_depth'] * len(self.agents))
-        # node name -> (agent, last step taken, when it last moved, ready): a node
-        # that is ready but has taken no truth yet counts as having taken the last
-        # step computed before it was ready (its truth starts after it)
+        # node name -> _Progress: a node that is ready but has taken no truth yet
+        # counts as having taken the last step computed before it was ready (its
+        # truth starts after it)
         self.progress = {}
         self.progress_subs = []
         for agent in self.agents:
@@ -274,12 +288,13 @@ class SimNode(Node):
         now = time.monotonic()
         if m.stamp.sec >= 0:
             k = self.timeline.step_of_stamp(m.stamp.sec, m.stamp.nanosec)
-            moved = before is None or before[1] != k or before[3]
-            self.progress[m.frame_id] = (agent, k, now if moved else before[2], False)
-        elif before is None or not before[3]:     # ready (again): from the last step computed
-            self.progress[m.frame_id] = (agent, self.step - 1, now, True)
+            moved = before is None or before.step != k or before.ready
+            self.progress[m.frame_id] = _Progress(agent, k, now if moved else before.moved_at,
+                                                  False)
+        elif before is None or not before.ready:  # ready (again): from the last step computed
+            self.progress[m.frame_id] = _Progress(agent, self.step - 1, now, True)
         elif self.step == 0:                      # still ready before the run: not stuck
-            self.progress[m.frame_id] = (agent, before[1], now, True)
+            self.progress[m.frame_id] = before._replace(moved_at=now)
 
     def poll_inputs(self, executor):
         """Take every waiting cmd_vel and progress message (acres_sim.ros.take);
@@ -384,7 +399,7 @@ class SimNode(Node):
         """(topic, subscribers, wanted) of every topic short of subscribers."""
         missing = []
         for a in self.agents:
-            ready = sum(1 for entry in self.progress.values() if entry[0] is a)
+            ready = sum(1 for entry in self.progress.values() if entry.agent is a)
             have = min(ready, a.truth_pub.get_subscription_count())
             if have < a.sensors_expected:
                 missing.append((f'{a.truth_pub.topic_name} (sensor nodes ready)', have,
@@ -516,7 +531,7 @@ class SimNode(Node):
 
     def _behind(self, k):
         """The sensor nodes that report their progress and have not taken step ``k``."""
-        return [name for name, entry in self.progress.items() if entry[1] < k]
+        return [name for name, entry in self.progress.items() if entry.step < k]
 
     def _forget_absent(self, names):
         """Stop waiting for those of ``names`` that have left the graph or have
@@ -524,8 +539,8 @@ class SimNode(Node):
         present = self._sensor_nodes_present()
         now = time.monotonic()
         left = [name for name in names if name not in present]
-        stuck = [f'{name} ({_where(self.progress[name])})' for name in names
-                 if name in present and now - self.progress[name][2] > STUCK_S]
+        stuck = [f'{name} ({self.progress[name].where()})' for name in names
+                 if name in present and now - self.progress[name].moved_at > STUCK_S]
         if left:      # throttled: a node of the same name may come and go again
             self.get_logger().warning(f'{", ".join(left)} left: not waiting for it any more',
                                       throttle_duration_sec=LOG_THROTTLE_S)
@@ -534,7 +549,7 @@ class SimNode(Node):
                                       'not waiting for it any more',
                                       throttle_duration_sec=LOG_THROTTLE_S)
         for name in names:
-            if name not in present or now - self.progress[name][2] > STUCK_S:
+            if name not in present or now - self.progress[name].moved_at > STUCK_S:
                 del self.progress[name]
 
     def _wait_for_sensors_to_finish(self, stop):
@@ -704,12 +719,6 @@ class SimNode(Node):
             for ns, data in zip(t_ns.tolist(), encoded.messages()):
                 ins_at.setdefault(step_of[ns], []).append((pub, data))
         return truth, ins_at, others_at
-
-
-def _where(progress):
-    """Where a sensor node is, from its entry of SimNode.progress."""
-    _agent, k, _moved, ready = progress
-    return f'ready before step {k + 1}, no truth taken yet' if ready else f'at step {k}'
 
 
 def main(args=None):
