@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from acres_sim.core.rounding import round_decimals, round_significant
+from acres_sim.core.rounding import FEW, round_decimals, round_significant
 
 
 def _bits(values):
@@ -47,7 +47,7 @@ def test_round_decimals_keeps_shape_and_non_finite_values():
 
 @pytest.mark.parametrize('ndigits', [-2, 25])
 def test_round_decimals_beyond_exact_scales_is_python(ndigits):
-    values = np.array([123456.789, 1.5e-20, -987.65, 0.0])
+    values = np.tile([123456.789, 1.5e-20, -987.65, 0.0], FEW)
     assert np.array_equal(_bits(round_decimals(values, ndigits)),
                           _bits([round(v, ndigits) for v in values.tolist()]))
 
@@ -64,3 +64,19 @@ def test_round_significant_is_pythons_format(digits):
     values = np.concatenate([near_powers, noisy, ties, [0.0, -0.0, 5e-324, 1e308]])
     expected = [float(f'{v:.{digits}g}') for v in values.tolist()]
     assert np.array_equal(_bits(round_significant(values, digits)), _bits(expected))
+
+
+@pytest.mark.parametrize('size', [1, 5, FEW, FEW + 1])
+def test_a_few_values_round_as_many_do(size):
+    """Arrays of at most FEW values take Python's rounding value by value,
+    longer ones numpy's: both give Python's floats, in the array's shape."""
+    rng = np.random.default_rng(size)
+    values = np.concatenate([_hard_values(6)[::97], rng.normal(size=200) * 1e3])[:2 * size]
+    values = values.reshape(2, size)
+    out = round_decimals(values, 6)
+    assert out.shape == (2, size) and out.dtype == np.float64
+    assert np.array_equal(_bits(out), _bits([[round(v, 6) for v in row]
+                                             for row in values.tolist()]))
+    significant = round_significant(values[0], 6)
+    assert np.array_equal(_bits(significant),
+                          _bits([float(f'{v:.6g}') for v in values[0].tolist()]))

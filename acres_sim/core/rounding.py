@@ -19,11 +19,17 @@ by Python itself.  Over a column of noisy samples that is a handful per
 million, so the result is Python's everywhere at numpy's speed
 (``test_rounding.py`` compares it with Python on ties, near-ties and random
 values over many decades).
+
+numpy's fixed cost per call (about 15 us) is that of some 30 Python calls:
+an array of at most :data:`FEW` values (the live sim node rounds a handful
+of samples per block) is rounded by Python itself, value by value.
 """
 
 import numpy as np
 
-__all__ = ['round_decimals', 'round_significant', 'rounded_columns']
+__all__ = ['FEW', 'round_decimals', 'round_significant', 'rounded_columns']
+
+FEW = 32                      # at most this many values: Python rounds each
 
 _EXACT_POWERS = 22            # 10**n is exact in float64 up to n = 22
 _POWERS = np.array([float(10 ** n) for n in range(_EXACT_POWERS + 1)])
@@ -37,6 +43,8 @@ def round_decimals(values, ndigits):
     float64 array of the same shape)."""
     x = np.asarray(values, dtype=np.float64)
     ndigits = int(ndigits)
+    if x.size <= FEW:
+        return _each(x, lambda v: round(v, ndigits))
     if not 0 <= ndigits <= _EXACT_POWERS:
         return _python(x, np.isfinite(x), lambda v: round(v, ndigits))
     out, unsure = _scaled_round(x, _POWERS[ndigits])
@@ -51,6 +59,8 @@ def round_significant(values, digits):
     decimal exponent of x (0, infinities and NaN stay as they are)."""
     x = np.asarray(values, dtype=np.float64)
     digits = int(digits)
+    if x.size <= FEW:
+        return _each(x, lambda v: float(f'{v:.{digits}g}'))
     ok = np.isfinite(x) & (x != 0.0)
     lg = np.log10(np.where(ok, np.abs(x), 1.0))
     ndigits = digits - 1 - np.floor(lg).astype(np.int64)
@@ -81,6 +91,12 @@ def rounded_columns(samples, columns):
     rounded to its decimals: a list of n floats per column."""
     samples = np.asarray(samples, dtype=np.float64)
     return [round_decimals(samples[:, index], ndigits).tolist() for index, ndigits in columns]
+
+
+def _each(x, rounded):
+    """``rounded`` of every float of ``x``, Python's own (a few values)."""
+    return np.array([rounded(v) for v in x.reshape(-1).tolist()],
+                    dtype=np.float64).reshape(x.shape)
 
 
 def _python(x, which, rounded):

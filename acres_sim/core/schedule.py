@@ -36,7 +36,9 @@ oldest first (AirSim releases one per update).  A line drained less often
 than every step (the recorder drains a block of steps at a time) gives each
 entry the step at which a drain at every step would have released it.
 :meth:`DelayLine.push_many` takes a block of samples at once, their steps
-from :func:`delivery_steps` (the same comparisons over an array).
+from :func:`delivery_steps` (the same comparisons over an array; a block
+of a few samples, as the live sim node pushes, from :func:`delivery_step`
+each, cheaper than numpy's fixed cost).
 
 The comparison has no tolerance: the spec's Drain writes a row at the first
 physics step whose time is at least its available time, both times float64
@@ -57,6 +59,7 @@ import numpy as np
 __all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step', 'delivery_steps']
 
 DUE_TOLERANCE_S = 1e-8    # spec: Frames and Sample Times (Due)
+FEW_STEPS = 16            # push_many: at most this many samples, delivery_step each
 
 
 
@@ -137,8 +140,12 @@ class DelayLine:
         before = self._queue[-1][1] if self._queue else steps[0]
         if steps[0] < before or (np.diff(steps) < 0).any():
             raise ValueError('sample steps must not decrease')
-        deliveries = delivery_steps(steps, self.delay_s, self.hz)
-        self._queue.extend(zip(deliveries.tolist(), steps.tolist(), items))
+        steps = steps.tolist()
+        if len(steps) <= FEW_STEPS:     # numpy's fixed cost is that of many of these
+            deliveries = [delivery_step(k, self.delay_s, self.hz) for k in steps]
+        else:
+            deliveries = delivery_steps(steps, self.delay_s, self.hz).tolist()
+        self._queue.extend(zip(deliveries, steps, items))
 
     def drain(self, k: int) -> list[Release]:
         """Drain: every entry delivered at step ``k`` or before (oldest first)."""
