@@ -347,3 +347,35 @@ def test_at_rtf_0_a_ready_sensor_node_is_waited_for_from_the_step_it_was_ready_a
         assert behind(node) == ['/gnss_node']
     finally:
         node.destroy_node()
+
+
+def test_at_real_time_a_part_waits_for_a_gap_unless_its_block_falls_behind(ros_context):
+    """At rtf > 0 a vehicle's part of the next block is computed where it fits
+    before the next step (a part's time: the PART_QUANTILE of the recent ones,
+    so a part the OS held up once does not shut every gap), or, when the parts
+    left would need more than CATCH_UP_SHARE of the time until the block's
+    first step, at once."""
+    from acres_sim.ros.sim_node import (CATCH_UP_SHARE, PART_HISTORY, PART_MARGIN_S,
+                                        PART_QUANTILE)
+
+    node = make_sim(rtf=1.0, **{'agents.names': [f'a{i}' for i in range(4)]})
+    try:
+        for _ in range(PART_HISTORY - 1):
+            node._part_took(0.002)
+        node._part_took(0.050)                     # held up once
+        assert node.part_s == 0.002 and PART_QUANTILE < 1.0
+        node.wall0 = 100.0
+        node._start_block(6)                       # steps 0-5, due from 100.0 s
+        assert node.pending.parts.count(None) == 4
+        fits = node.part_s + PART_MARGIN_S
+        # 4 parts left (8 ms) and 40 ms to go: a gap of more than a part, not less
+        assert node._part_now(fits + 1e-4, now=100.0 - 0.040)
+        assert not node._part_now(fits - 1e-4, now=100.0 - 0.040)
+        # 4 parts left and less than 8 ms / CATCH_UP_SHARE to go: behind, at once
+        late = 100.0 - 4 * 0.002 / CATCH_UP_SHARE + 1e-4
+        assert node._part_now(0.0001, now=late)
+        for _ in range(3):                         # slow parts no longer rare: 4 of 50
+            node._part_took(0.050)
+        assert node.part_s == 0.050
+    finally:
+        node.destroy_node()

@@ -102,9 +102,18 @@ FINISH_TIMEOUT_S = 30.0         # after the last step: wait this long at most fo
 HOLD_SLEEP_S = 0.0005           # at rtf 0: poll the sensors' progress this often while waiting
 SERVICE_PERIOD_S = 0.1          # a pass of the executor (parameter services) this often
 # At rtf > 0 a vehicle's part of the next block is computed while the next step is due
-# in more than the longest recent part (decaying by PART_DECAY a part) + PART_MARGIN_S.
+# in more than a recent part's time (the PART_QUANTILE of the last PART_HISTORY parts)
+# + PART_MARGIN_S.  A quantile, not the longest: a part the OS held up now and then
+# (2 % of them, three times as long) would keep the estimate above the gap between
+# two steps, no part would fit in, and the block be finished late, in one go.
 PART_MARGIN_S = 0.001
-PART_DECAY = 0.9
+PART_QUANTILE = 0.95
+PART_HISTORY = 50
+# ... or while the block falls behind: its parts left take more than this share of
+# the time until its first step is due (the rest goes to publishing the steps before
+# it); then a part may hold the next step back by about its own time, where
+# waiting for gaps would have left the whole rest of the block for its first step.
+CATCH_UP_SHARE = 0.5
 # The next block is begun this many times its vehicles' parts ahead of its first step's
 # time: the parts fit only in the gaps between the steps being published.
 LEAD_PARTS = 6.0
@@ -256,7 +265,8 @@ class SimNode(Node):
         self.step = 0                 # the next step to compute
         self.ahead = deque()          # computed steps not yet published: (k, messages, ins)
         self.pending = None           # the next block, being computed (_Block), at rtf > 0
-        self.part_s = 0.0             # the longest recent time of a vehicle's part of a block
+        self.part_times = deque(maxlen=PART_HISTORY)   # of the last parts of a block [s]
+        self.part_s = 0.0             # what a part takes: their PART_QUANTILE
         self.lookahead_steps = own['lookahead_steps']
         self.wall0 = None
         self.waited_s = 0.0           # at rtf 0: time spent waiting for the sensor nodes
@@ -484,7 +494,8 @@ class SimNode(Node):
         the inputs, when that is far); False if stopped meanwhile.  With many
         vehicles a whole block takes longer than a step lasts, so the wait
         also computes the next block, a vehicle at a time while there is time
-        for one before step k: begun as late as it can still be done by its
+        for one before step k, or while the block falls behind
+        (:meth:`_part_now`): begun as late as it can still be done by its
         first step's time (LEAD_PARTS times the time of its parts), so a
         cmd_vel still acts as soon as it can."""
         due = self._due(k)
@@ -498,7 +509,7 @@ class SimNode(Node):
                 self.poll_inputs(executor)
                 self._start_block(self.lookahead_steps)
             elif self.pending is not None and None in self.pending.parts \
-                    and early > self.part_s + PART_MARGIN_S:
+                    and self._part_now(early, now):
                 self._compute_part()
                 if None not in self.pending.parts:     # queued: the next can begin
                     self._finish_block()
@@ -508,6 +519,16 @@ class SimNode(Node):
             else:
                 stop.wait(early)
         return False
+
+    def _part_now(self, early, now):
+        """Whether to compute a part of the pending block now, ``early`` [s]
+        before the next step is due: it fits in before, or the block falls
+        behind (CATCH_UP_SHARE)."""
+        if early > self.part_s + PART_MARGIN_S:
+            return True
+        block = self.pending
+        return block.parts.count(None) * self.part_s > \
+            CATCH_UP_SHARE * (self._due(block.k0) - now)
 
     def _due(self, k):
         """The wall time of step k at rtf > 0."""
@@ -609,7 +630,7 @@ class SimNode(Node):
                               [None] * len(self.agents))
 
     def _compute_part(self):
-        """Compute the pending block for its next vehicle (its time kept in ``part_s``)."""
+        """Compute the pending block for its next vehicle (its time kept: ``_part_took``)."""
         started = time.monotonic()
         block = self.pending
         i = block.parts.index(None)
@@ -617,7 +638,13 @@ class SimNode(Node):
         b = agent.sim.advance(block.n)[0]
         self._say_route_end(agent)
         block.parts[i] = self._encode(agent, b, block.k0, block.t_ns)
-        self.part_s = max(time.monotonic() - started, self.part_s * PART_DECAY)
+        self._part_took(time.monotonic() - started)
+
+    def _part_took(self, seconds):
+        """Keep the time of a part: ``part_s`` is the PART_QUANTILE of the last ones."""
+        self.part_times.append(seconds)
+        recent = sorted(self.part_times)          # (numpy's quantile costs 20 times more)
+        self.part_s = recent[int(PART_QUANTILE * (len(recent) - 1))]
 
     def _finish_block(self):
         """Compute the rest of the pending block and queue its steps in ``ahead``."""
