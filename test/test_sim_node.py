@@ -372,8 +372,9 @@ def test_at_real_time_a_part_waits_for_a_gap_unless_its_block_falls_behind(ros_c
         assert node._part_now(fits + 1e-4, now=100.0 - 0.040)
         assert not node._part_now(fits - 1e-4, now=100.0 - 0.040)
         # 4 parts left and less than 8 ms / CATCH_UP_SHARE to go: behind, at once
-        late = 100.0 - 4 * 0.002 / CATCH_UP_SHARE + 1e-4
-        assert node._part_now(0.0001, now=late)
+        behind = 100.0 - 4 * 0.002 / CATCH_UP_SHARE
+        assert node._part_now(0.0001, now=behind + 1e-4)
+        assert not node._part_now(0.0001, now=behind - 1e-4)
         for _ in range(3):                         # slow parts no longer rare: 4 of 50
             node._part_took(0.050)
         assert node.part_s == 0.050
