@@ -132,15 +132,14 @@ class DelayLine:
     def push_many(self, k_samples, items) -> None:
         """Emit a block: ``items[i]`` sampled at step ``k_samples[i]`` (in
         order), as :meth:`push` takes them one by one."""
-        steps = np.asarray(k_samples, dtype=np.int64).reshape(-1)
+        steps = np.asarray(k_samples, dtype=np.int64).reshape(-1).tolist()
         if len(steps) != len(items):
             raise ValueError(f'{len(steps)} sample steps for {len(items)} items')
-        if not len(steps):
+        if not steps:
             return
         before = self._queue[-1][1] if self._queue else steps[0]
-        if steps[0] < before or (np.diff(steps) < 0).any():
+        if steps[0] < before or any(b < a for a, b in zip(steps, steps[1:])):
             raise ValueError('sample steps must not decrease')
-        steps = steps.tolist()
         if len(steps) <= FEW_STEPS:     # numpy's fixed cost is that of many of these
             deliveries = [delivery_step(k, self.delay_s, self.hz) for k in steps]
         else:
