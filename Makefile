@@ -20,6 +20,7 @@ STAMP  := $(VENV)/.stamp-setup
 TF2    := $(VENV)/.stamp-tf2_msgs
 GPS    := $(VENV)/.stamp-gps_msgs
 WARM   := $(VENV)/.stamp-warmup
+AOT    := $(VENV)/.stamp-aot
 
 # DDS stays on this machine (loopback) for every target that starts a participant.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
@@ -27,7 +28,7 @@ export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 
 .PHONY: setup run up test test-ros bench clean tf2_msgs gps_msgs
 
-setup: $(STAMP) $(TF2) $(GPS) $(WARM)
+setup: $(STAMP) $(TF2) $(GPS) $(WARM) $(AOT)
 
 $(STAMP): $(ROS_REQUIREMENTS) requirements/python.txt requirements/test.txt setup.py setup.cfg pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
@@ -51,12 +52,21 @@ $(TF2): $(STAMP) tools/build_interfaces.py
 # kernels it inlines: a cache file older than the newest file of core/ could
 # keep a stale copy, so those go first.  Newer ones are kept (the other
 # distro's venv compiled them, with the same pinned numba, after that change).
-CORE_SOURCES := $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py)
+CORE_SOURCES := $(filter-out acres_sim/core/aot_index.py,\
+                  $(wildcard acres_sim/core/*.py acres_sim/core/*/*.py))
 NEWEST_CORE = $(firstword $(shell ls -t $(CORE_SOURCES)))
 $(WARM): $(STAMP) $(CORE_SOURCES)
 	find acres_sim -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) \
 	  ! -newer $(NEWEST_CORE) -delete
 	$(PY) -m acres_sim.warmup && touch $@
+
+# The kernels compiled ahead of time into acres_sim/core/aot_kernels*.so, with
+# acres_sim/core/aot_index.py (acres_sim.aot): the nodes and the recorder then
+# run without numba and its LLVM. Not fatal: without them numba's JIT runs the
+# same kernels (more memory, a slower start). Again when a model's source changes.
+$(AOT): $(WARM) $(CORE_SOURCES) acres_sim/aot.py acres_sim/warmup.py
+	$(PY) -m acres_sim.aot && touch $@ \
+	  || echo "warning: the kernels were not compiled ahead of time; numba's JIT runs them (make setup retries)"
 
 tf2_msgs: $(STAMP)
 	$(PY) tools/build_interfaces.py --prefix $(VENV)

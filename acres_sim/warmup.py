@@ -8,7 +8,10 @@ each node runs its kernels once on throwaway models before it starts
 (:func:`warmed`), and ``make setup`` runs ``python -m acres_sim.warmup``,
 which does the same for every kernel of the recorder and the nodes, so the
 first run after an install finds them cached, and writes the package's
-bytecode (:func:`compile_package`).
+bytecode (:func:`compile_package`).  Where the kernels compiled ahead of
+time are current (:mod:`acres_sim.aot`), a node's warm-up runs those and
+compiles nothing; it still runs, so that a kernel they lack is met before the
+clock starts (and ``python -m acres_sim.aot`` builds from these warm-ups).
 """
 
 import os
@@ -48,10 +51,14 @@ def warm_block(simulation):
     simulation.advance(3)
 
 
-def warm_gnss(receiver):
-    """One epoch of ``receiver``, which is then reset; the 95 % radii of GPSFix."""
+def warm_gnss(receiver, antenna_arm):
+    """The antenna placed by its lever arm ``antenna_arm`` (what the GNSS node
+    does per epoch), one epoch of ``receiver``, which is then reset; the 95 %
+    radii of GPSFix."""
+    from acres_sim.core.frames import point_at_lever_arm
     from acres_sim.core.gnss.accuracy import spherical_radius_95
 
+    point_at_lever_arm(np.zeros(3), np.eye(3), antenna_arm)
     receiver.epoch_records(np.zeros(1), np.zeros((1, 3)))
     receiver.reset()
     spherical_radius_95(0.01, 0.01, 0.02)      # vertical sigma the larger (the integral)
@@ -111,7 +118,7 @@ def warm_rig(rig):
     # on a terrain: the placement on the springs at the spawn (the block kernel is the same)
     rig_simulation([build_vehicle(config, rig, route=route, sensors=())], 3, ground=flat_field())
     gnss = build_vehicle(config, rig, sensors=('gnss',))               # the sensor nodes'
-    warm_gnss(gnss.gnss)
+    warm_gnss(gnss.gnss, np.ascontiguousarray(gnss.arms['gnss']))
     if gnss.gnss_heading is not None:
         warm_heading(gnss.gnss_heading)
     warm_imu(build_vehicle(config, rig, sensors=('imu',)).imu)
@@ -133,8 +140,11 @@ def compile_package(folder=None) -> bool:
 
 
 def main():
-    """``python -m acres_sim.warmup``: compile (or load) every kernel once,
-    and the package's bytecode."""
+    """``python -m acres_sim.warmup``: compile (or load) every kernel once with
+    numba's JIT, also where the kernels compiled ahead of time are current
+    (numba's cache serves every call they do not take), and the package's
+    bytecode."""
+    os.environ['ACRES_SIM_KERNELS'] = 'jit'     # before core is imported (acres_sim.core.jit)
     from acres_sim.config.vehicles import vehicle_names
 
     start = time.monotonic()

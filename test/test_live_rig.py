@@ -528,7 +528,10 @@ def test_cmd_vel_drives_the_vehicle_a_stale_or_nan_command_stops_it(ros_context,
         m = probe.last('/sim/ground_truth/odom', Odometry)
         return m.twist.twist.linear.x, m.twist.twist.angular.z
 
-    probe.spin_until(lambda: commands.get_subscription_count() > 0 and sim_time() > 0.5,
+    # both of the probe's topics heard: each is matched on its own, the
+    # odometry may come later than /clock
+    probe.spin_until(lambda: commands.get_subscription_count() > 0 and sim_time() > 0.5
+                     and probe.got['/sim/ground_truth/odom'],
                      DISCOVERY_TIMEOUT, 'the sim running', child)
 
     def drive(linear, angular, until):

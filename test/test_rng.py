@@ -19,6 +19,7 @@ import pytest
 import randomgen  # a pinned test requirement: an independent PCG32 in C
 
 from acres_sim.core import rng
+from acres_sim.core.jit import Kernel
 from acres_sim.core.rng import (
     AGENT_SEED_STRIDE, INS, STREAMS,
     AgentOffset, Pcg32, make_stream, pcg32_fill_gaussian, pcg32_fill_u32,
@@ -315,14 +316,18 @@ def test_state_is_live_and_copy_independent():
 
 
 def test_kernels_stay_unsigned():
-    # A uint64/int64 mix would have been promoted to float64 by numba.
-    st_ = pcg32_seed(np.uint64(1), np.uint64(1))
-    x = pcg32_next_u32(st_)
+    # A uint64/int64 mix would have been promoted to float64 by numba. The
+    # types are numba's JIT's (a compiled kernel is compiled for the same).
+    seed, next_u32 = (k.dispatcher() if isinstance(k, Kernel) else k
+                      for k in (pcg32_seed, pcg32_next_u32))
+    st_ = seed(np.uint64(1), np.uint64(1))
+    x = next_u32(st_)
     assert isinstance(x, (int, np.integer)) and 0 <= int(x) < 2**32
     assert st_.dtype == np.uint64
-    for sig in pcg32_next_u32.signatures + pcg32_seed.signatures:
+    assert pcg32_seed(np.uint64(1), np.uint64(1)).dtype == np.uint64
+    for sig in next_u32.signatures + seed.signatures:
         assert 'float' not in str(sig)
-    res = pcg32_next_u32.overloads[pcg32_next_u32.signatures[0]].signature
+    res = next_u32.overloads[next_u32.signatures[0]].signature
     assert str(res.return_type) == 'uint32'
 
 

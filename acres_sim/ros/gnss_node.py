@@ -51,7 +51,8 @@ class GnssNode(SensorNode):
         self.antenna_arm = np.ascontiguousarray(self.vehicle.arms['gnss'])
         # compile (or load) the receiver's kernels now, before the node is ready:
         # a first epoch that compiles for seconds would fall behind the truth
-        warmed(self.get_logger().info, [gnss_epochs], lambda: warm_gnss(self.receiver))
+        warmed(self.get_logger().info, [gnss_epochs],
+               lambda: warm_gnss(self.receiver, self.antenna_arm))
         self.heading = self.vehicle.gnss_heading
         self.heading_channel = self.vehicle.channels.get('gnss_heading')
         if self.heading is not None:
