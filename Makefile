@@ -114,3 +114,4 @@ bench: setup
 
 clean:
 	rm -rf .venv .venv-* build install log .pytest_cache .hypothesis
+	rm -f acres_sim/core/aot_kernels.*.so acres_sim/core/aot_index.py
