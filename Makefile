@@ -60,7 +60,7 @@ $(WARM): $(STAMP) $(CORE_SOURCES)
 	  ! -newer $(NEWEST_CORE) -delete
 	$(PY) -m acres_sim.warmup && touch $@
 
-# The kernels compiled ahead of time into acres_sim/core/aot_kernels*.so, with
+# The kernels compiled ahead of time into acres_sim/core/aot_kernels_*.so, with
 # acres_sim/core/aot_index.py (acres_sim.aot): the nodes and the recorder then
 # run without numba and its LLVM. Not fatal: without them numba's JIT runs the
 # same kernels (more memory, a slower start). Again when a model's source changes.
@@ -114,4 +114,4 @@ bench: setup
 
 clean:
 	rm -rf .venv .venv-* build install log .pytest_cache .hypothesis
-	rm -f acres_sim/core/aot_kernels.*.so acres_sim/core/aot_index.py
+	rm -f acres_sim/core/aot_kernels*.so acres_sim/core/aot_index.py

@@ -10,19 +10,23 @@ compiles each of those kernels for those types into one extension module
 with numba's ``pycc`` (the LLVM code of the JIT, for the architecture's
 generic CPU), and writes:
 
-* ``acres_sim/core/aot_kernels.<python's suffix>.so``: the compiled kernels;
-* ``acres_sim/core/aot_index.py``: for each kernel, its compiled functions and
-  the argument types each takes, the digest of the ``core`` sources and
-  numpy's version.
+* ``acres_sim/core/aot_kernels_<digest>.<python's suffix>.so``: the compiled
+  kernels, the module named by the digest of the ``core`` sources;
+* ``acres_sim/core/aot_index.py``: that digest and module name, numpy's
+  version, and for each kernel its compiled functions and the argument types
+  each takes.
 
 :mod:`acres_sim.core.jit` uses them where they are current (module
 docstring there).  A kernel whose arguments this build cannot check (a
 record, a readonly or non-contiguous array, an omitted default), or that
 runs in parallel, stays with the JIT, and the build says so.  Both files are
-written only once the build has succeeded (each in one rename), and only
-these two names are ever written.  A compiled function's name is made of
-its kernel and argument types, so a process that starts between the two
-renames finds either the function its index means or none (then the JIT).
+written only once the build has succeeded (each in one rename), the module
+first: an index names the module of its own build, and a process that
+starts between the two renames reads the index before, whose digest is no
+longer the sources' after an edit (then the JIT).  The modules of earlier
+builds (``aot_kernels*.so`` in ``core``, all this build's own) are then
+removed.  The build runs numba's JIT without its cache: a kernel loaded
+from the cache may hold a callee of another file as it was before an edit.
 
 numba's ``pycc`` is deprecated in numba's documentation but still shipped;
 the pinned numba (requirements/python.txt) is the one this is tested with.
@@ -42,7 +46,7 @@ import warnings
 __all__ = ['argument_spec', 'build', 'main']
 
 CORE = Path(__file__).resolve().parent / 'core'
-MODULE = 'aot_kernels'
+MODULE = 'aot_kernels'          # and the start of the sources' digest
 INDEX = 'aot_index.py'
 #: simulated seconds of each recording the build runs
 RECORDED_S = 20.0
@@ -54,10 +58,12 @@ def argument_spec(t):
     from numba.core import types
     from numba.np.numpy_support import as_dtype
 
+    from acres_sim.core.jit import SCALAR_TYPES
+
     if isinstance(t, types.Boolean):
         return ('scalar', 'boolean')
     if isinstance(t, (types.Integer, types.Float)):
-        return ('scalar', t.name)
+        return ('scalar', t.name) if t.name in SCALAR_TYPES else None
     if isinstance(t, types.Array):
         if (t.layout != 'C' or not t.mutable or not t.aligned
                 or not isinstance(t.dtype, (types.Boolean, types.Integer, types.Float))):
@@ -92,9 +98,9 @@ def _call_depth(func, depths):
 
 
 def _symbol(name, specs, depth):
-    """The exported name of kernel ``name`` compiled for ``specs``: the same in
-    every build for the same kernel and types (an index and a module of two
-    builds never pair a name with another function), sorted by call depth."""
+    """The exported name of kernel ``name`` compiled for ``specs``: its call
+    depth first (the order pycc compiles in), then a digest of the kernel and
+    types (the same in every build)."""
     digest = hashlib.sha256(repr((name, specs)).encode()).hexdigest()[:16]
     return f'k{depth:02d}_{digest}_{name.rsplit(".", 1)[1]}'
 
@@ -125,14 +131,28 @@ def _run_workload():
                 raise RuntimeError(f'acres-sim record {" ".join(run)} failed:\n{out.getvalue()}')
 
 
-def _index_text(sources, numpy_version, kernels):
+def _index_text(sources, module, numpy_version, kernels):
     return (
         '"""Written by ``python -m acres_sim.aot`` (do not edit): the kernels of\n'
-        f'``acres_sim.core.{MODULE}``, each as (symbol, argument specs), and what they\n'
+        f'``acres_sim.core.{module}``, each as (symbol, argument specs), and what they\n'
         'were built from (acres_sim.core.jit)."""\n\n'
         f'SOURCES = {sources!r}\n'
+        f'MODULE = {module!r}\n'
         f'NUMPY = {numpy_version!r}\n'
         f'KERNELS = {pprint.pformat(kernels, width=99)}\n')
+
+
+def _compiler():
+    """The C compiler's command (pycc links the module with it), or an error
+    before the build's minute of work."""
+    import shlex
+    import shutil
+    import sysconfig
+
+    command = shlex.split(sysconfig.get_config_var('CC') or 'cc')[0]
+    if shutil.which(command) is None:
+        raise RuntimeError(f'no C compiler: {command!r} is not on PATH')
+    return command
 
 
 def build(log=print):
@@ -145,13 +165,15 @@ def build(log=print):
         raise RuntimeError('acres_sim.core.jit was imported before the build could set '
                            'ACRES_SIM_KERNELS=note; run python -m acres_sim.aot in a process '
                            'of its own')
+    _compiler()
     sources = jit.sources_digest()
+    module = f'{MODULE}_{sources[:16]}'
     _run_workload()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')       # pycc's pending deprecation (numba is pinned)
         from numba.pycc import CC
 
-    cc = CC(MODULE, source_module=sys.modules[__name__])
+    cc = CC(module, source_module=sys.modules[__name__])
     # the architecture's generic CPU (pycc's default): the module runs on any
     # x86-64 machine, and its floats are the JIT's, which compiles for this
     # CPU (no fast-math: neither fuses a multiply and an add); as fast here
@@ -161,7 +183,8 @@ def build(log=print):
                                                           entry[0], str(entry[1])))
     for name, sig, dispatcher in called:
         specs = [argument_spec(t) for t in sig]
-        if dispatcher.targetoptions.get('parallel') or None in specs:
+        omitted = len(sig) != dispatcher.py_func.__code__.co_argcount    # a default left out
+        if dispatcher.targetoptions.get('parallel') or None in specs or omitted:
             log(f'acres_sim.aot: {name}{sig} stays with the JIT')
             continue
         symbol = _symbol(name, specs, _call_depth(dispatcher.py_func, depths))
@@ -173,9 +196,12 @@ def build(log=print):
         if jit.sources_digest() != sources:
             raise RuntimeError('acres_sim/core changed during the build; run it again')
         index = Path(folder) / INDEX
-        index.write_text(_index_text(sources, np.__version__, kernels))
+        index.write_text(_index_text(sources, module, np.__version__, kernels))
         os.replace(Path(folder) / cc.output_file, CORE / cc.output_file)
         os.replace(index, CORE / INDEX)
+    for old in CORE.glob(f'{MODULE}*.so'):       # earlier builds' modules
+        if old.name != cc.output_file:
+            old.unlink(missing_ok=True)
     return len(kernels)
 
 

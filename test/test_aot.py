@@ -54,11 +54,12 @@ def _local_pair():
 VALUES = [
     0, -1, 2**63 - 1, 2**63, 2**64, True, np.bool_(False), 1.5, np.float64(2.0), np.float32(2.0),
     np.int64(3), np.int32(3), np.uint64(3), np.uint32(3), np.longlong(3), np.ulonglong(3),
-    None, 'text', [1.0],
+    np.float16(1.0), None, 'text', [1.0],
     np.zeros(3), np.ones(4), np.zeros(3, np.uint64), np.zeros(3, np.int64), np.zeros(3, bool),
     np.zeros(3, np.ulonglong), np.zeros(3, np.longlong),     # other C types, the same numbers
     np.zeros((2, 3)), np.zeros((2, 3))[:, 0], np.zeros(6)[::2], np.zeros((3, 2), order='F'),
     np.zeros((2, 2, 2)), np.zeros(3, np.float32), _unaligned(), _readonly(),
+    np.zeros(3, np.float16), np.zeros(3, '>f8'),
     (1.0, 2.0), (1.0, 2), (2, 1.0), (np.zeros(2), 1.0), (),
     EventEffects(np.zeros(1, np.int64), np.zeros((1, 4))),
     EventEffects(np.zeros(2, np.int64), np.zeros((3, 5))),
@@ -71,7 +72,7 @@ VALUES = [
 def _numba_type(value):
     try:
         return numba.typeof(value)
-    except ValueError:
+    except Exception:           # numba cannot type it (ValueError, NotImplementedError)
         return None
 
 
@@ -92,7 +93,7 @@ def test_a_compiled_kernel_takes_exactly_the_arguments_numba_types_as_it_was_com
 
 
 def test_types_the_check_cannot_tell_apart_are_not_compiled():
-    for value in (_readonly(), np.zeros(6)[::2], np.zeros((3, 2), order='F'),
+    for value in (_readonly(), np.zeros(6)[::2], np.zeros((3, 2), order='F'), np.float16(1.0),
                   _local_pair(), np.zeros(2, dtype=[('x', 'f8')]), (1.0, _readonly())):
         assert argument_spec(numba.typeof(value)) is None, value
 

@@ -21,7 +21,8 @@ Its callees are then compiled with it: a :class:`Kernel` tells numba which
 dispatcher it stands for (``_numba_type_``).  Both paths are the same LLVM
 code, so they give the same floats bit for bit (a test checks a recording).
 
-``ACRES_SIM_KERNELS=jit`` in the environment keeps to the JIT.  The build
+``ACRES_SIM_KERNELS=jit`` in the environment keeps to the JIT, and so do
+numba's switches for debugging (``NUMBA_DISABLE_JIT`` and the like).  The build
 sets ``ACRES_SIM_KERNELS=note`` in its own process: the JIT, each kernel a
 :class:`NotedKernel`, which notes the argument types of every call from
 Python (:func:`noted_calls`), the signatures it compiles.
@@ -46,7 +47,7 @@ import sys
 
 import numpy as np
 
-__all__ = ['KERNELS_VARIABLE', 'MODE', 'Kernel', 'NotedKernel', 'argument_check',
+__all__ = ['KERNELS_VARIABLE', 'MODE', 'SCALAR_TYPES', 'Kernel', 'NotedKernel', 'argument_check',
            'compiled_module', 'njit', 'noted_calls', 'prange', 'sources_digest']
 
 #: the environment variable that keeps to numba's JIT (value ``jit``)
@@ -54,8 +55,10 @@ KERNELS_VARIABLE = 'ACRES_SIM_KERNELS'
 
 _CORE = Path(__file__).resolve().parent
 _INDEX = 'acres_sim.core.aot_index'
-_MODULE = 'acres_sim.core.aot_kernels'
 _PROBED = 'scipy.linalg'
+#: numba's environment switches that change what its JIT compiles
+_NUMBA_SWITCHES = ('NUMBA_DISABLE_JIT', 'NUMBA_BOUNDSCHECK', 'NUMBA_DEBUGINFO',
+                   'NUMBA_FASTMATH', 'NUMBA_OPT')
 
 
 def sources_digest():
@@ -63,7 +66,7 @@ def sources_digest():
     the index: what the compiled module was built from."""
     digest = hashlib.sha256()
     for path in sorted(_CORE.rglob('*.py')):
-        if path.name != 'aot_index.py':
+        if path.name != 'aot_index.py' and path.is_file():     # not an editor's lock link
             digest.update(path.relative_to(_CORE).as_posix().encode() + b'\0')
             digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -72,18 +75,18 @@ def sources_digest():
 def compiled_module():
     """(index, extension module) of the kernels compiled ahead of time, or
     None: not built, built from other sources or another numpy, or
-    ``ACRES_SIM_KERNELS=jit`` (or ``note``)."""
-    if os.environ.get(KERNELS_VARIABLE, '') in ('jit', 'note'):
+    ``ACRES_SIM_KERNELS=jit`` (or ``note``), or one of numba's switches for
+    debugging set (numba's JIT honours them, the compiled module cannot)."""
+    if (os.environ.get(KERNELS_VARIABLE, '') in ('jit', 'note')
+            or any(os.environ.get(name, '0') not in ('', '0') for name in _NUMBA_SWITCHES)):
         return None
     try:
         index = importlib.import_module(_INDEX)
-    except ImportError:
-        return None
-    if index.NUMPY != np.__version__ or index.SOURCES != sources_digest():
-        return None
-    try:
-        return index, importlib.import_module(_MODULE)
-    except ImportError:
+        if index.NUMPY != np.__version__ or index.SOURCES != sources_digest():
+            return None
+        # the module of this index (its name has the digest: never another build's)
+        return index, importlib.import_module(f'acres_sim.core.{index.MODULE}')
+    except (ImportError, AttributeError, OSError):   # not built, an older index, unreadable
         return None
 
 
@@ -97,6 +100,8 @@ _SCALARS = {
     **{name: (getattr(np, name),) for name in (
         'int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32', 'float32')},
 }
+#: the scalar types a compiled kernel may take (others stay with the JIT)
+SCALAR_TYPES = tuple(_SCALARS)
 #: ndarray.flags.num of an array numba types with layout C and mutable (its
 #: typeof takes every array as aligned)
 _ARRAY_FLAGS = 0x1 | 0x400                # C_CONTIGUOUS | WRITEABLE
@@ -275,6 +280,9 @@ def _compiled_njit(index, module):
     def njit(*args, **options):
         if args and callable(args[0]):            # @njit without arguments
             return njit(**options)(args[0])
+        if args:
+            raise TypeError('acres_sim.core.jit.njit takes no signature: the types are '
+                            'those of the calls')
 
         def decorate(func):
             entries = index.KERNELS.get(f'{func.__module__}.{func.__qualname__}', ())
@@ -284,10 +292,12 @@ def _compiled_njit(index, module):
 
 
 def _noting_njit(numba_njit):
+    # without numba's cache: a kernel loaded from it may carry a callee of
+    # another file as it was before an edit (numba checks only its own file)
     def njit(*args, **options):
         if args and callable(args[0]):            # @njit without arguments
             return njit(**options)(args[0])
-        return lambda func: NotedKernel(numba_njit(**options)(func))
+        return lambda func: NotedKernel(numba_njit(*args, **{**options, 'cache': False})(func))
     return njit
 
 
