@@ -39,6 +39,7 @@ they import scipy's BLAS again when a kernel uses them.  When numba's lowering
 is loaded already (numba used before this module), nothing changes.
 """
 
+import functools
 import hashlib
 import importlib
 import os
@@ -185,11 +186,7 @@ class Kernel:
         self.module = module
         self._overloads = None
         self._dispatcher = None
-        self.__name__ = py_func.__name__
-        self.__qualname__ = py_func.__qualname__
-        self.__module__ = py_func.__module__
-        self.__doc__ = py_func.__doc__
-        self.__wrapped__ = py_func
+        functools.update_wrapper(self, py_func)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
@@ -235,9 +232,7 @@ class NotedKernel:
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
         self.py_func = dispatcher.py_func
-        self.__name__, self.__qualname__ = self.py_func.__name__, self.py_func.__qualname__
-        self.__module__, self.__doc__ = self.py_func.__module__, self.py_func.__doc__
-        self.__wrapped__ = self.py_func
+        functools.update_wrapper(self, self.py_func)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
@@ -276,29 +271,30 @@ def _numba():
     return numba
 
 
-def _compiled_njit(index, module):
+def _njit_making(kernel):
+    """An ``njit`` (``@njit`` or ``@njit(**options)``) whose kernels are
+    ``kernel(func, options)``; it takes no signature (the types are those of
+    the calls, which a compiled module and the build's notes depend on)."""
     def njit(*args, **options):
         if args and callable(args[0]):            # @njit without arguments
-            return njit(**options)(args[0])
+            return kernel(args[0], options)
         if args:
             raise TypeError('acres_sim.core.jit.njit takes no signature: the types are '
                             'those of the calls')
-
-        def decorate(func):
-            entries = index.KERNELS.get(f'{func.__module__}.{func.__qualname__}', ())
-            return Kernel(func, options, entries, module)
-        return decorate
+        return lambda func: kernel(func, options)
     return njit
+
+
+def _compiled_njit(index, module):
+    return _njit_making(lambda func, options: Kernel(
+        func, options, index.KERNELS.get(f'{func.__module__}.{func.__qualname__}', ()), module))
 
 
 def _noting_njit(numba_njit):
     # without numba's cache: a kernel loaded from it may carry a callee of
     # another file as it was before an edit (numba checks only its own file)
-    def njit(*args, **options):
-        if args and callable(args[0]):            # @njit without arguments
-            return njit(**options)(args[0])
-        return lambda func: NotedKernel(numba_njit(*args, **{**options, 'cache': False})(func))
-    return njit
+    return _njit_making(lambda func, options: NotedKernel(
+        numba_njit(**{**options, 'cache': False})(func)))
 
 
 _COMPILED = compiled_module()
