@@ -235,6 +235,70 @@ def absolute_offset(dtype, path):
     return offset
 
 
+def leaf_paths(dtype, prefix=''):
+    """The dotted path of every numeric leaf of a nested layout dtype."""
+    for name in dtype.names or ():
+        sub = dtype.fields[name][0]
+        if sub.names is None:
+            yield prefix + name
+        else:
+            yield from leaf_paths(sub, f'{prefix}{name}.')
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case_id(c) for c in CASES])
+def test_columns_are_the_same_bytes_by_path(case):
+    """``empty_columns`` is ``empty`` as a flat dtype: every leaf by its dotted
+    path at its offset, a vector of like fields in a row as one field too;
+    values written through it are the messages rosbags serialises, and
+    ``encode_joined(..., constants_kept=True)`` gives them without rewriting."""
+    msgtype, fixed = case
+    layout = FixedLayout(TS, msgtype, fixed)
+    nested = random_messages(layout, 4, seed=len(case_id(case)) + 1)
+    flat = layout.empty_columns(4)
+    assert flat.dtype == layout.columns and flat.tobytes() == layout.empty(4).tobytes()
+    paths = list(leaf_paths(layout.dtype))
+    for path in paths:
+        assert layout.columns.fields[path][1] == absolute_offset(layout.dtype, path)
+        assert layout.columns.fields[path][0] == nested_leaf(layout.dtype, path)
+        flat[path] = FixedLayout.column(nested, path)
+        assert FixedLayout.column(flat, path).shape == FixedLayout.column(nested, path).shape
+    want = layout.encode(nested)
+    assert layout.encode_joined(flat, constants_kept=True) == b''.join(want)
+    assert layout.encode(flat) == want
+    # a vector field covers exactly its leaves: written through it, the same bytes
+    again = layout.empty_columns(4)
+    vectors = [name for name in layout.columns.names if name not in paths]
+    covered = set()
+    for name in vectors:
+        members = [p for p in paths if p.rsplit('.', 1)[0] == name]
+        width = layout.columns.fields[name][0].shape[0]
+        assert len(members) == width, (name, members)
+        assert layout.columns.fields[name][1] == min(absolute_offset(layout.dtype, p)
+                                                     for p in members)
+        again[name] = np.stack([FixedLayout.column(nested, p) for p in members], axis=1)
+        covered.update(members)
+    for path in set(paths) - covered:
+        again[path] = FixedLayout.column(nested, path)
+    assert again.tobytes() == flat.tobytes()
+
+
+def nested_leaf(dtype, path):
+    """The dtype of the leaf at ``path`` (a sub-array keeps its shape)."""
+    for key in path.split('.'):
+        dtype = dtype.fields[key][0]
+    return dtype
+
+
+def test_vector_fields_of_an_odometry():
+    layout = FixedLayout(TS, 'nav_msgs/msg/Odometry',
+                         {'header.frame_id': 'utm', 'child_frame_id': 'base_footprint'})
+    vectors = {name: layout.columns.fields[name][0].shape for name in layout.columns.names
+               if not name.endswith(('.x', '.y', '.z', '.w', 'sec', 'covariance'))}
+    # the stamp's int32 and uint32 are no vector; pose.pose holds structs, not primitives
+    assert vectors == {'pose.pose.position': (3,), 'pose.pose.orientation': (4,),
+                       'twist.twist.linear': (3,), 'twist.twist.angular': (3,)}
+
+
 def test_layout_offsets_by_hand():
     layout = FixedLayout(TS, 'nav_msgs/msg/Odometry',
                          {'header.frame_id': 'utm', 'child_frame_id': 'base_footprint'})

@@ -31,7 +31,6 @@ from acres_sim.pipeline.topics import (BASE_FRAME, CHASSIS_FRAME, GRID_FRAME, IN
 __all__ = ['Encoded', 'MessageBatches', 'encoded_layout', 'put_quaternion', 'put_stamps',
            'put_vector', 'truth_offsets']
 
-_column = FixedLayout.column
 
 
 @dataclass(frozen=True)
@@ -59,16 +58,21 @@ _RAD_TO_DEG = 180.0 / math.pi     # math.degrees' factor
 
 
 def put_stamps(arr, prefix, t_ns):
-    """The stamps ``t_ns`` [ns] into the ``prefix`` sec / nanosec columns of ``arr``."""
+    """The stamps ``t_ns`` [ns] into the ``prefix`` sec / nanosec columns of
+    ``arr`` (an array of a layout's ``columns``, as every put_ function here)."""
     sec, nanosec = np.divmod(np.asarray(t_ns, dtype=np.int64), 1_000_000_000)
-    _column(arr, prefix + 'sec')[:] = sec
-    _column(arr, prefix + 'nanosec')[:] = nanosec
+    arr[prefix + 'sec'] = sec
+    arr[prefix + 'nanosec'] = nanosec
 
 
 def put_vector(arr, path, values, names='xyz'):
-    """The columns of ``values`` (n, len(names)) into the fields ``path``.x ...."""
+    """The columns of ``values`` (n, len(names)) into the fields ``path``.x ...
+    (at once where ``path`` is a vector of the layout's ``columns``)."""
+    if path in arr.dtype.fields:
+        arr[path] = values
+        return
     for j, name in enumerate(names):
-        _column(arr, f'{path}.{name}')[:] = values[:, j]
+        arr[f'{path}.{name}'] = values[:, j]
 
 
 def put_quaternion(arr, path, values):
@@ -76,8 +80,9 @@ def put_quaternion(arr, path, values):
 
 
 def encoded_layout(layout, arr):
-    """The messages of ``arr`` (rows of ``layout``) as one :class:`Encoded`."""
-    return Encoded(layout.encode_joined(arr), layout.dtype.itemsize)
+    """The messages of ``arr`` (an array of ``layout.empty_columns``, its
+    fields assigned in place) as one :class:`Encoded`."""
+    return Encoded(layout.encode_joined(arr, constants_kept=True), layout.dtype.itemsize)
 
 
 class MessageBatches:
@@ -108,7 +113,7 @@ class MessageBatches:
     def clock(self, t_ns):
         """rosgraph_msgs/Clock for each stamp [ns]."""
         layout = self.layout('rosgraph_msgs/msg/Clock')
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'clock.', t_ns)
         return encoded_layout(layout, arr)
 
@@ -123,16 +128,16 @@ class MessageBatches:
                   pose_cov=None, twist_cov=None):
         """nav_msgs/Odometry from columns; covariances zero unless given."""
         layout = self._odometry_layout(frame_id, child_frame_id)
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
         put_vector(arr, 'pose.pose.position', position)
         put_quaternion(arr, 'pose.pose.orientation', orientation)
         put_vector(arr, 'twist.twist.linear', linear)
         put_vector(arr, 'twist.twist.angular', angular)
         if pose_cov is not None:
-            _column(arr, 'pose.covariance')[:] = pose_cov
+            arr['pose.covariance'] = pose_cov
         if twist_cov is not None:
-            _column(arr, 'twist.covariance')[:] = twist_cov
+            arr['twist.covariance'] = twist_cov
         return encoded_layout(layout, arr)
 
     def _odometry_layout(self, frame_id, child_frame_id):
@@ -144,7 +149,7 @@ class MessageBatches:
         layout = self.layout('tf2_msgs/msg/TFMessage', ('transforms', 1),
                               ('transforms.0.header.frame_id', frame_id),
                               ('transforms.0.child_frame_id', child_frame_id))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'transforms.0.header.stamp.', t_ns)
         put_vector(arr, 'transforms.0.transform.translation', results[:, UTM:UTM + 3])
         put_quaternion(arr, 'transforms.0.transform.rotation', results[:, Q_UTM:Q_UTM + 4])
@@ -153,10 +158,10 @@ class MessageBatches:
     def ins_fix(self, results, t_ns, frame_id):
         """oxts/fix (messages.ins_fix of the row's fix)."""
         layout = self.layout('sensor_msgs/msg/NavSatFix', ('header.frame_id', frame_id))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        _column(arr, 'status.status')[:] = msg.NavSatStatus.STATUS_GBAS_FIX
-        _column(arr, 'status.service')[:] = msg.NavSatStatus.SERVICE_GPS
+        arr['status.status'] = msg.NavSatStatus.STATUS_GBAS_FIX
+        arr['status.service'] = msg.NavSatStatus.SERVICE_GPS
         arr['latitude'] = results[:, LLH] * _RAD_TO_DEG
         arr['longitude'] = results[:, LLH + 1] * _RAD_TO_DEG
         arr['altitude'] = results[:, LLH + 2]
@@ -167,7 +172,7 @@ class MessageBatches:
     def ins_imu(self, results, t_ns, frame_id, *, oxts_axes):
         """oxts/imu or imu/data (messages.ins_imu; the OxTS axes for the Polaris)."""
         layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
         q = results[:, Q_INS:Q_INS + 4]
         w = results[:, W_INS:W_INS + 3]
@@ -188,7 +193,7 @@ class MessageBatches:
     def ins_velocity(self, results, t_ns, frame_id):
         """oxts/velocity (messages.ins_velocity: the angular rate in deg/s)."""
         layout = self.layout('geometry_msgs/msg/TwistStamped', ('header.frame_id', frame_id))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
         put_vector(arr, 'twist.linear', results[:, V_INS:V_INS + 3])
         put_vector(arr, 'twist.angular', results[:, W_INS:W_INS + 3] * _RAD_TO_DEG)
@@ -242,9 +247,9 @@ class MessageBatches:
         """imu/data_raw (messages.imu_from_imu_row) from the rounded (n, 6)
         row values: specific force then angular rate, FLU."""
         layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        _column(arr, 'orientation.w')[:] = 1.0
+        arr['orientation.w'] = 1.0
         arr['orientation_covariance'][:, 0] = -1.0
         put_vector(arr, 'angular_velocity', values[:, 3:6])
         arr['angular_velocity_covariance'] = msg.diag3(self.imu_var['gyro_var'])

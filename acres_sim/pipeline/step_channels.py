@@ -37,7 +37,6 @@ from acres_sim.core.quaternion import q_z
 
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.batches import encoded_layout, put_quaternion, put_stamps, put_vector
-from acres_sim.pipeline.cdr import FixedLayout
 from acres_sim.pipeline.channels import _Channel
 from acres_sim.pipeline.topics import (BASE_FRAME, INS_FRAME, MAP_FRAME, ODOM_FRAME,
                                        RADAR_FRAME)
@@ -99,20 +98,20 @@ class BarometerChannel(StepChannel):
     def encode_block(self, rows, t_ns):
         pressure = self.batches.layout('sensor_msgs/msg/FluidPressure',
                                        ('header.frame_id', self.frame))
-        arr = pressure.empty(len(t_ns))
+        arr = pressure.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
         arr['fluid_pressure'] = [row['pressure_pa'] for row in rows]
         arr['variance'] = self.pressure_variance
         altitude = self.batches.layout('geometry_msgs/msg/PoseWithCovarianceStamped',
                                        ('header.frame_id', MAP_FRAME))
-        alt = altitude.empty(len(t_ns))
+        alt = altitude.empty_columns(len(t_ns))
         put_stamps(alt, 'header.stamp.', t_ns)
-        FixedLayout.column(alt, 'pose.pose.position.z')[:] = (
+        alt['pose.pose.position.z'] = (
             np.array([row['pressure_altitude_m'] for row in rows]) - self.origin_altitude_m)
-        FixedLayout.column(alt, 'pose.pose.orientation.w')[:] = 1.0
+        alt['pose.pose.orientation.w'] = 1.0
         covariance = np.diag([UNKNOWN_VARIANCE, UNKNOWN_VARIANCE, self.altitude_variance,
                               UNKNOWN_VARIANCE, UNKNOWN_VARIANCE, UNKNOWN_VARIANCE]).reshape(-1)
-        FixedLayout.column(alt, 'pose.covariance')[:] = covariance
+        alt['pose.covariance'] = covariance
         return [('baro/pressure', encoded_layout(pressure, arr)),
                 ('baro/altitude', encoded_layout(altitude, alt))]
 
@@ -133,7 +132,7 @@ class MagnetometerChannel(StepChannel):
     def encode_block(self, rows, t_ns):
         layout = self.batches.layout('sensor_msgs/msg/MagneticField',
                                      ('header.frame_id', self.frame))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
         put_vector(arr, 'magnetic_field', np.array([row['magnetic_field_flu_t'] for row in rows]))
         arr['magnetic_field_covariance'] = self.covariance
@@ -150,15 +149,15 @@ class WheelOdometryChannel(StepChannel):
         layout = self.batches.layout('nav_msgs/msg/Odometry',
                                      ('header.frame_id', self.prefix + ODOM_FRAME),
                                      ('child_frame_id', self.prefix + BASE_FRAME))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
         position = np.array([row['position_odom_m'] for row in rows])
-        FixedLayout.column(arr, 'pose.pose.position.x')[:] = position[:, 0]
-        FixedLayout.column(arr, 'pose.pose.position.y')[:] = position[:, 1]
+        arr['pose.pose.position.x'] = position[:, 0]
+        arr['pose.pose.position.y'] = position[:, 1]
         put_quaternion(arr, 'pose.pose.orientation',
                        np.array([q_z(row['yaw_odom_rad']) for row in rows]).reshape(-1, 4))
-        FixedLayout.column(arr, 'twist.twist.linear.x')[:] = [row['speed_mps'] for row in rows]
-        FixedLayout.column(arr, 'twist.twist.angular.z')[:] = [row['yaw_rate_radps']
+        arr['twist.twist.linear.x'] = [row['speed_mps'] for row in rows]
+        arr['twist.twist.angular.z'] = [row['yaw_rate_radps']
                                                               for row in rows]
         pose = np.zeros((len(rows), 6, 6))
         measured = np.array([0, 1, 5])               # x, y, yaw of the pose: rows 0, 1, 5
@@ -168,8 +167,8 @@ class WheelOdometryChannel(StepChannel):
         twist[:, 0, 0] = [row['twist_variance']['speed_m2ps2'] for row in rows]
         twist[:, 5, 5] = [row['twist_variance']['yaw_rate_rad2ps2'] for row in rows]
         twist[:, [1, 2, 3, 4], [1, 2, 3, 4]] = UNKNOWN_VARIANCE
-        FixedLayout.column(arr, 'pose.covariance')[:] = pose.reshape(-1, 36)
-        FixedLayout.column(arr, 'twist.covariance')[:] = twist.reshape(-1, 36)
+        arr['pose.covariance'] = pose.reshape(-1, 36)
+        arr['twist.covariance'] = twist.reshape(-1, 36)
         return [('wheel/odom', encoded_layout(layout, arr))]
 
 
@@ -182,9 +181,9 @@ class RadarChannel(StepChannel):
     def encode_block(self, rows, t_ns):
         layout = self.batches.layout('geometry_msgs/msg/TwistWithCovarianceStamped',
                                      ('header.frame_id', self.prefix + RADAR_FRAME))
-        arr = layout.empty(len(t_ns))
+        arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        FixedLayout.column(arr, 'twist.twist.linear.x')[:] = [row['speed_mps'] for row in rows]
+        arr['twist.twist.linear.x'] = [row['speed_mps'] for row in rows]
         minimum = self.model.params.min_speed_mps
         covariance = np.zeros((len(rows), 6, 6))
         # Python's power, as the messages have always had it (numpy's square
@@ -192,7 +191,7 @@ class RadarChannel(StepChannel):
         covariance[:, 0, 0] = [max((row['sigma_mps'] if row['valid'] else minimum) ** 2,
                                    msg.MIN_VARIANCE) for row in rows]
         covariance[:, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]] = UNKNOWN_VARIANCE
-        FixedLayout.column(arr, 'twist.covariance')[:] = covariance.reshape(-1, 36)
+        arr['twist.covariance'] = covariance.reshape(-1, 36)
         return [('radar/speed', encoded_layout(layout, arr))]
 
 
