@@ -380,3 +380,25 @@ def test_at_real_time_a_part_waits_for_a_gap_unless_its_block_falls_behind(ros_c
         assert node.part_s == 0.050
     finally:
         node.destroy_node()
+
+
+def test_a_pass_of_the_executor_does_not_grow_with_the_vehicles(ros_context):
+    """The sim node passes its SingleThreadedExecutor ten times a second (its
+    parameter services), and that pass goes through every waitable of the
+    node.  rclpy's default QoS event handlers are two waitables per endpoint:
+    with 25 vehicles 850 of them made each pass 8-16 ms long and held INS
+    steps back by as much.  The per-vehicle endpoints are made without them,
+    so one vehicle more adds none."""
+    from acres_sim.rig import RigOptions, rig_nodes
+
+    counts = []
+    for agents in (1, 4):
+        parameters = rig_nodes('polaris', RigOptions(agents=agents, rtf=0.0))[0].parameters
+        node = make_sim(**{k: v for k, v in parameters.items() if k != 'use_sim_time'})
+        try:
+            assert len(node.agents) == agents
+            counts.append(len(list(node.waitables)))
+        finally:
+            node.destroy_node()
+    assert counts[0] == counts[1], counts
+    assert counts[1] < 40, counts        # the node's own few: /clock, /tf, diagnostics, ...

@@ -31,7 +31,7 @@ from acres_sim.config.events import (EventPlan, clear, inject, parse_event, plan
                                      read_events)
 from acres_sim.config.validate import ConfigError
 from acres_sim.pipeline.event_topics import event_log
-from acres_sim.ros.qos import EVENT_LOG_QOS, OUTPUT_QOS
+from acres_sim.ros.qos import EVENT_LOG_QOS, OUTPUT_QOS, no_qos_events
 from acres_sim.ros.take import take_all
 
 __all__ = ['ACK_TIMEOUT_S', 'APPLIED_TOPIC', 'INJECT_TOPIC', 'SensorEvents', 'SimInjections',
@@ -62,11 +62,14 @@ class SimInjections:
         self.node, self.agents, self.log_pub = node, agents, log_pub
         for agent in agents:              # agent.plan: its events (config.events.EventPlan)
             agent.revision = 0
-            agent.events_pub = node.create_publisher(String, agent.topic(VEHICLE_EVENTS_TOPIC),
-                                                     EVENT_LOG_QOS)
+            # per vehicle: without rclpy's QoS event handlers (acres_sim.ros.qos)
+            agent.events_pub = node.create_publisher(
+                String, agent.topic(VEHICLE_EVENTS_TOPIC), EVENT_LOG_QOS,
+                event_callbacks=no_qos_events('publisher'))
             agent.applied_sub = node.create_subscription(
                 String, agent.topic(APPLIED_TOPIC),
-                lambda m, agent=agent: self._on_applied(agent, m), OUTPUT_QOS)
+                lambda m, agent=agent: self._on_applied(agent, m), OUTPUT_QOS,
+                event_callbacks=no_qos_events('subscription'))
             agent.applied = {}            # sensor node -> the last revision it took
         self.sub = node.create_subscription(String, INJECT_TOPIC, self._on_request, OUTPUT_QOS)
         self.requests = []

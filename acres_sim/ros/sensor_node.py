@@ -60,6 +60,7 @@ from acres_sim.pipeline.vehicle import build_vehicle
 from acres_sim.rig import STOP_GRACE_S
 from acres_sim.ros.ack_pacing import AckPacing, unacknowledged
 from acres_sim.ros.event_injection import SensorEvents
+from acres_sim.ros.listeners import Listeners
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
@@ -72,9 +73,11 @@ from acres_sim.warmup import warm_truth, warmed
 __all__ = ['PROGRESS_TOPIC', 'SensorNode', 'exit_now', 'run_node', 'run_nodes']
 
 PROGRESS_TOPIC = 'sim/sensor_progress'
-PROGRESS_EVERY = 12            # steps between progress messages (0.1 s of sim time)
+PROGRESS_EVERY = 60            # steps between progress messages (0.5 s of sim time; at rtf 0
+                               # the sim runs up to AHEAD_STEPS, 600, past the slowest node)
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
-PROGRESS_IDLE_S = 0.2          # wall time: report progress this often besides every 12 steps
+PROGRESS_IDLE_S = 0.2          # wall time: without truth this long, report progress (and the
+                               # events taken) again, this often
 LOG_THROTTLE_S = 5.0
 # A node that does not end this long after SIGINT / SIGTERM says where it hangs and
 # ends itself: before up and launch send SIGTERM (STOP_GRACE_S), and also when
@@ -132,6 +135,7 @@ class SensorNode(Node):
         # topic -> publisher of everything the channels send (a type that is not
         # installed: its topic is left out, with one warning)
         self.outputs = {}
+        self.listeners = Listeners()    # an output nobody subscribes to is not published
         for channel in [self.channel] + self.side_channels:
             for topic, msgtype in channel.topic_types:
                 if topic == DIAGNOSTICS_TOPIC:
@@ -152,9 +156,8 @@ class SensorNode(Node):
         self.build()
         check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
-        self.create_timer(PROGRESS_IDLE_S, self._report_progress,
-                          clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.create_timer(PROGRESS_IDLE_S, self.injected.report,   # the sim knows we take events
+        self._truth_at = -float('inf')      # time.monotonic() of the last truth taken
+        self.create_timer(PROGRESS_IDLE_S, self._report_when_idle,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         # Subscribed last: once the sim sees this subscription, the node is ready.
         self._truth_sub = self.create_subscription(Odometry, TRUTH_TOPIC, self._on_truth,
@@ -184,7 +187,7 @@ class SensorNode(Node):
         for topic, data in delivery.messages:
             publisher = self.outputs.get(topic)
             if publisher is not None:
-                publisher.publish(data)
+                self.listeners.publish(publisher, data)
 
     # -- the truth stream -----------------------------------------------------
 
@@ -213,6 +216,7 @@ class SensorNode(Node):
     def take(self, k, data):
         """One truth message (its CDR bytes ``data``) of step ``k``."""
         self.counts['truth'] += 1
+        self._truth_at = time.monotonic()
         restart = False
         if self.last_step is not None and k <= self.last_step:
             self.get_logger().warning(
@@ -264,9 +268,21 @@ class SensorNode(Node):
             self.diagnostics_pub.publish(self._input_diagnostics(k))
         self.acks.after(k)
 
+    def _report_when_idle(self):
+        """Without truth for PROGRESS_IDLE_S (before the run, after it, in a stall):
+        the progress again, and which event entry the node took (so the sim knows
+        that it takes them).  While the truth flows the steps report the progress,
+        and an entry taken is reported at once: with 25 vehicles these timers'
+        messages were 500 a second."""
+        if time.monotonic() - self._truth_at < PROGRESS_IDLE_S:
+            return
+        self._report_progress()
+        self.injected.report()
+
     def _report_progress(self):
         """Tell the sim the last step taken (every PROGRESS_EVERY steps, and
-        every PROGRESS_IDLE_S of wall time, so also after the truth stops); before the first
+        every PROGRESS_IDLE_S of wall time without truth, so also after the truth
+        stops); before the first
         truth, that the node is ready -- its side of the truth is matched --
         as a stamp of -1 s."""
         name = self.get_fully_qualified_name()

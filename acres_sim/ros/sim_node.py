@@ -82,11 +82,12 @@ from acres_sim.ros.ack_pacing import AckPacing
 from acres_sim.ros.event_injection import SimInjections
 from acres_sim.ros.graph_checks import (NOT_NAMED, cmd_vel_mismatches, other_simulator_error,
                                        other_simulators)
+from acres_sim.ros.listeners import Listeners
 from acres_sim.ros.message_types import message_class
 from acres_sim.ros.params import (check_unknown_parameters, declare_node_params,
                                   declare_sensor_keys, sensor_config)
 from acres_sim.ros.qos import (COMMAND_QOS, EVENT_LOG_QOS, OUTPUT_QOS, TRUTH_DEPTH, TRUTH_QOS,
-                               with_depth)
+                               no_qos_events, with_depth)
 from acres_sim.ros.sensor_node import PROGRESS_TOPIC, run_node
 from acres_sim.ros.take import take_all
 from acres_sim.ros.tf import TfPublishers
@@ -175,7 +176,9 @@ class _Agent:
         self.ins_channel = self.vehicle.channels.get('ins')
         self.status = EventStatus(self.vehicle)
         self.sensors_expected = int(config['gnss.enabled']) + int(config['imu.enabled'])
-        self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS)
+        quiet = {'event_callbacks': no_qos_events('publisher')}   # see acres_sim.ros.qos
+        self.truth_pub = node.create_publisher(Odometry, self.topic(TRUTH_TOPIC), TRUTH_QOS,
+                                               **quiet)
         # the sensors sampled from the state (barometer, magnetometer, ...)
         self.step_channels = [channel for name, channel in self.vehicle.channels.items()
                               if name in STEP_SENSORS]
@@ -183,12 +186,13 @@ class _Agent:
         channels = ([self.ins_channel] if self.ins_channel else []) + self.step_channels
         for topic, msgtype in [tt for channel in channels for tt in channel.topic_types]:
             self.pubs[topic] = node.create_publisher(message_class(msgtype), self.topic(topic),
-                                                     node.output_qos)
+                                                     node.output_qos, **quiet)
         self.command = None           # (speed, yaw rate, step received)
         msg_type = TwistStamped if node.cmd_vel_type == 'twist_stamped' else Twist
         self.on_cmd_vel = lambda m: node.on_cmd_vel(self, m)
-        self.cmd_vel_sub = node.create_subscription(msg_type, self.topic('cmd_vel'),
-                                                    self.on_cmd_vel, COMMAND_QOS)
+        self.cmd_vel_sub = node.create_subscription(
+            msg_type, self.topic('cmd_vel'), self.on_cmd_vel, COMMAND_QOS,
+            event_callbacks=no_qos_events('subscription'))
 
     def topic(self, name):
         """Topic ``name`` of this vehicle, relative (see Vehicle.relative_topic)."""
@@ -253,7 +257,8 @@ class SimNode(Node):
         for agent in self.agents:
             handler = functools.partial(self._on_progress, agent)
             self.progress_subs.append((self.create_subscription(
-                Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS), handler))
+                Header, agent.topic(PROGRESS_TOPIC), handler, OUTPUT_QOS,
+                event_callbacks=no_qos_events('subscription')), handler))
         self._spun = 0.0
         self._graph_checked = 0.0
         # Before step 0 this sim publishes no /clock: one heard then is another sim's.
@@ -276,6 +281,7 @@ class SimNode(Node):
             *(p for agent in self.agents for p in (agent.truth_pub, *agent.pubs.values()))])
         # at rtf > 0: wall time from each INS epoch's due time to its first message [s]
         self.ins_latency = deque(maxlen=LATENCY_SAMPLES)
+        self.listeners = Listeners()  # what is published where nobody listens is skipped
 
     # -- callbacks ------------------------------------------------------------
 
@@ -694,9 +700,9 @@ class SimNode(Node):
             if per_vehicle and self.rtf > 0.0:
                 self.ins_latency.append(time.monotonic() - self._due(k))
             for pub, data in per_vehicle:
-                pub.publish(data)
+                self.listeners.publish(pub, data)
         for pub, data in messages[1:]:
-            pub.publish(data)
+            self.listeners.publish(pub, data)
 
     def summary(self):
         """One line on the run: simulated and wall time, and the INS latency."""
