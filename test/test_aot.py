@@ -113,6 +113,26 @@ def test_a_compiled_kernel_given_other_types_is_left_to_numbas_jit():
     assert pcg32_uniform._dispatcher is not None
 
 
+@needs_compiled
+def test_a_kernel_left_to_numbas_jit_is_named_to_the_hooks_once(monkeypatch):
+    """The live nodes log a kernel that numba compiles mid-run (fallback_hooks):
+    named once, when numba first takes it, and not for compiled calls."""
+    from acres_sim.core.rng import pcg32_seed, pcg32_uniform
+
+    named = []
+    monkeypatch.setattr(jit, 'fallback_hooks', [named.append])
+    kernel = Kernel(pcg32_uniform.py_func, pcg32_uniform.options, pcg32_uniform.entries,
+                    pcg32_uniform.module)        # a fresh one: no dispatcher yet
+    state = pcg32_seed(np.uint64(7), np.uint64(3))
+    kernel(state)
+    assert named == []
+    view = np.zeros(4, np.uint64)[::2]
+    view[:] = state
+    kernel(view)
+    kernel(view)
+    assert named == ['acres_sim.core.rng.pcg32_uniform']
+
+
 def _python(code, env=None, cwd=None):
     done = subprocess.run([sys.executable, '-c', textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=900, env={**os.environ, **(env or {})}, cwd=cwd)

@@ -18,7 +18,8 @@ for other arguments, or for a kernel Python had not called when the module
 was built, it imports numba and compiles (or loads from numba's cache) the
 same function with numba's JIT, as it would be without the compiled module.
 Its callees are then compiled with it: a :class:`Kernel` tells numba which
-dispatcher it stands for (``_numba_type_``).  Both paths are the same LLVM
+dispatcher it stands for (``_numba_type_``).  Each such kernel is named to
+the :data:`fallback_hooks` (a live node logs it: it stalls meanwhile).  Both paths are the same LLVM
 code, so they give the same floats bit for bit (a test checks a recording).
 
 ``ACRES_SIM_KERNELS=jit`` in the environment keeps to the JIT, and so do
@@ -49,7 +50,7 @@ import sys
 import numpy as np
 
 __all__ = ['KERNELS_VARIABLE', 'MODE', 'SCALAR_TYPES', 'Kernel', 'NotedKernel', 'argument_check',
-           'compiled_module', 'njit', 'noted_calls', 'prange', 'sources_digest']
+           'compiled_module', 'fallback_hooks', 'njit', 'noted_calls', 'prange', 'sources_digest']
 
 #: the environment variable that keeps to numba's JIT (value ``jit``)
 KERNELS_VARIABLE = 'ACRES_SIM_KERNELS'
@@ -60,6 +61,12 @@ _PROBED = 'scipy.linalg'
 #: numba's environment switches that change what its JIT compiles
 _NUMBA_SWITCHES = ('NUMBA_DISABLE_JIT', 'NUMBA_BOUNDSCHECK', 'NUMBA_DEBUGINFO',
                    'NUMBA_FASTMATH', 'NUMBA_OPT')
+
+#: Called with a kernel's name (module.qualname) when a process on the
+#: compiled kernels first hands that kernel to numba's JIT: numba is imported
+#: then and the kernel compiled (or loaded from numba's cache), a second or
+#: more the first time.  The live nodes log it, since a node stalls meanwhile.
+fallback_hooks = []
 
 
 def sources_digest():
@@ -207,6 +214,8 @@ class Kernel:
     def dispatcher(self):
         """numba's JIT dispatcher of this kernel (numba imported on first use)."""
         if self._dispatcher is None:
+            for hook in fallback_hooks:
+                hook(f'{self.__module__}.{self.__qualname__}')
             numba = _numba()
             func = self.py_func
             if self.options.get('parallel'):     # its prange numba's, not range

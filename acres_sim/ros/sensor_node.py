@@ -29,6 +29,7 @@ on ``sim/sensor_progress`` (the sim waits for it at rtf 0), and every
 acknowledged what it published (:mod:`acres_sim.ros.ack_pacing`).
 """
 
+import functools
 import gc
 import os
 import struct
@@ -49,6 +50,7 @@ from std_msgs.msg import Header
 
 from acres_sim.config import ConfigError, load_config
 from acres_sim.config.node_params import SENSOR_NODE_PARAMS
+from acres_sim.core import jit
 from acres_sim.core.physics import STATE_SIZE, S_PX, S_QX, truth_from_state
 from acres_sim.core.truth import PHYSICS_HZ, Truth
 from acres_sim.parent import end_with_parent, parent_gone
@@ -383,6 +385,7 @@ def _run_nodes(executable, builds, node_class, args, signals, prepare):
                 return 0
         if prepare is not None:
             prepare(nodes)
+        jit.fallback_hooks.append(functools.partial(_say_fallback, nodes[0].get_logger()))
         executor = node_class.make_executor()
         for node in nodes:
             executor.add_node(node)
@@ -403,6 +406,12 @@ def _run_nodes(executable, builds, node_class, args, signals, prepare):
             node.destroy_node()
         rclpy.try_shutdown()        # also closes the log files
     return 0
+
+
+def _say_fallback(logger, kernel):
+    """A kernel left to numba's JIT (acres_sim.core.jit.fallback_hooks), in one line."""
+    logger.warning(f'{kernel}: called with arguments the kernels compiled ahead of time '
+                   'were not built for; numba compiles it now (a second or more, this once)')
 
 
 def exit_now(code):
