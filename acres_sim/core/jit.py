@@ -19,8 +19,9 @@ was built, it imports numba and compiles (or loads from numba's cache) the
 same function with numba's JIT, as it would be without the compiled module.
 Its callees are then compiled with it: a :class:`Kernel` tells numba which
 dispatcher it stands for (``_numba_type_``).  Each such kernel is named to
-the :data:`fallback_hooks` (a live node logs it: it stalls meanwhile).  Both paths are the same LLVM
-code, so they give the same floats bit for bit (a test checks a recording).
+the :data:`fallback_hooks` (a live node logs it: it stalls meanwhile).  Both
+paths are the same LLVM code, so they give the same floats bit for bit (a
+test checks a recording).
 
 ``ACRES_SIM_KERNELS=jit`` in the environment keeps to the JIT, and so do
 numba's switches for debugging (``NUMBA_DISABLE_JIT`` and the like).  The build

@@ -32,7 +32,6 @@ __all__ = ['Encoded', 'MessageBatches', 'encoded_layout', 'put_quaternion', 'put
            'put_vector', 'truth_offsets']
 
 
-
 @dataclass(frozen=True)
 class Encoded:
     """Messages of one layout, encoded: their bytes joined, ``size`` each."""

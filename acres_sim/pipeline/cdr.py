@@ -58,7 +58,7 @@ _PRIMITIVES = {
 }
 
 _HEADER = b'\x00\x01\x00\x00'      # CDR little endian, no options
-_TILES_KEPT = 64                    # message counts whose template tiles a layout keeps
+_TILES_KEPT = 64                    # a layout keeps its template tiles of up to this many messages
 
 
 class FixedLayout:
@@ -186,12 +186,13 @@ class FixedLayout:
         return self._tiled(n).copy().view(self.dtype)
 
     def _tiled(self, n):
-        """``template`` n times, as uint8 (kept for the few sizes a run uses)."""
+        """``template`` n times, as uint8 (kept for blocks of up to _TILES_KEPT
+        messages, those of the live nodes; a longer block pays the join once)."""
         n = int(n)
         tiled = self._tiles.get(n)
         if tiled is None:
             tiled = np.frombuffer(self.template * n, dtype=np.uint8)
-            if len(self._tiles) < _TILES_KEPT:
+            if n <= _TILES_KEPT:
                 self._tiles[n] = tiled
         return tiled
 

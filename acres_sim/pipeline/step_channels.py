@@ -157,8 +157,7 @@ class WheelOdometryChannel(StepChannel):
         put_quaternion(arr, 'pose.pose.orientation',
                        np.array([q_z(row['yaw_odom_rad']) for row in rows]).reshape(-1, 4))
         arr['twist.twist.linear.x'] = [row['speed_mps'] for row in rows]
-        arr['twist.twist.angular.z'] = [row['yaw_rate_radps']
-                                                              for row in rows]
+        arr['twist.twist.angular.z'] = [row['yaw_rate_radps'] for row in rows]
         pose = np.zeros((len(rows), 6, 6))
         measured = np.array([0, 1, 5])               # x, y, yaw of the pose: rows 0, 1, 5
         pose[:, measured[:, None], measured] = [row['pose_covariance_xy_yaw'] for row in rows]

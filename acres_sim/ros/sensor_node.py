@@ -284,9 +284,8 @@ class SensorNode(Node):
     def _report_progress(self):
         """Tell the sim the last step taken (every PROGRESS_EVERY steps, and
         every PROGRESS_IDLE_S of wall time without truth, so also after the truth
-        stops); before the first
-        truth, that the node is ready -- its side of the truth is matched --
-        as a stamp of -1 s."""
+        stops); before the first truth, that the node is ready -- its side of
+        the truth is matched -- as a stamp of -1 s."""
         name = self.get_fully_qualified_name()
         if self.last_step is None:
             if self._truth_sub.get_publisher_count() > 0:

@@ -693,7 +693,8 @@ class SimNode(Node):
         from the step's due time to the first), then each vehicle's truth, its
         event status and step-sensor deliveries (the sensor nodes publish what
         the truth gives only delay_s later: with 25 vehicles, the truth first held
-        the last vehicle's INS back by milliseconds)."""
+        the last vehicle's INS back by milliseconds); every message but /clock
+        only where a subscriber is matched (acres_sim.ros.listeners)."""
         clock_pub, clock = messages[0]
         clock_pub.publish(clock)
         for per_vehicle in ins:
