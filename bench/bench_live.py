@@ -11,6 +11,9 @@ process, the default, one per vehicle, or each in its own).
 * ``agents``: N Polaris copies at real time: the real-time factor held, the
   INS latency (from each epoch's due wall time to its first message, the sim
   node's summary: median / p99 / max) and the sensor nodes' gaps, for growing N;
+  with ``--subscribe TOPIC,...`` a subscriber process takes those topics of
+  every vehicle (as a localization stack per vehicle would: the nodes publish
+  only where someone subscribes), its CPU and message count shown apart;
 * ``startup``: wall time from starting the nodes to the first /clock, INS,
   IMU and GNSS message at a subscriber, cold (an empty numba cache: every
   kernel compiles) and warm.
@@ -38,6 +41,15 @@ from acres_sim.up import child_environment, node_command, write_params_files  # 
 TICK_S = 1.0 / os.sysconf('SC_CLK_TCK')
 SUMMARY = re.compile(r'simulated ([\d.]+) s in ([\d.]+) s of wall time \(([\d.]+)x real time')
 LATENCY = re.compile(r'INS published ([\d.]+) / ([\d.]+) / ([\d.]+) ms')
+
+
+def _cpu_s(pid):
+    """User + system CPU seconds of process ``pid`` so far (0 once it is gone)."""
+    try:
+        stat = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(stat[11]) + int(stat[12])) * TICK_S
 
 
 class Rig:
@@ -72,18 +84,23 @@ class Rig:
                 self.peak_pss_mb[i] = max(self.peak_pss_mb[i], int(pss.group(1)) / 1024)
             self.cpu_s[i] = (int(stat[11]) + int(stat[12])) * TICK_S
 
-    def wait_for_sim(self, timeout):
+    def wait_for_sim(self, timeout, other=None):
         """Sample until the sim node ends; the CPU used before its loop began
-        (imports, JIT, discovery) is left out of ``cpu_s``."""
+        (imports, JIT, discovery) is left out of ``cpu_s``, and of the CPU of
+        the process ``other`` (a Popen, e.g. a subscriber), returned."""
         end = time.monotonic() + timeout
-        baseline = None
+        baseline = other_baseline = None
         while self.processes[0].poll() is None and time.monotonic() < end:
             self.sample()
             if baseline is None and 'running ' in Path(self.logs[0].name).read_text():
                 baseline = list(self.cpu_s)
+                other_baseline = _cpu_s(other.pid) if other is not None else 0.0
             time.sleep(0.2)
         self.startup_cpu_s = baseline or [0.0] * len(self.cpu_s)
         self.cpu_s = [c - b for c, b in zip(self.cpu_s, self.startup_cpu_s)]
+        if other is not None:
+            return _cpu_s(other.pid) - (other_baseline or 0.0)
+        return None
 
     def stop(self):
         for p in self.processes:
@@ -100,6 +117,46 @@ class Rig:
             texts.append(log.read())
             log.close()
         return texts
+
+
+#: the topics --subscribe takes, and their types
+SUBSCRIBABLE = {
+    'vehicle/odom': 'nav_msgs/msg/Odometry', 'oxts/fix': 'sensor_msgs/msg/NavSatFix',
+    'oxts/imu': 'sensor_msgs/msg/Imu', 'oxts/velocity': 'geometry_msgs/msg/TwistStamped',
+    'imu/data_raw': 'sensor_msgs/msg/Imu', 'gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix',
+    'wheel/odom': 'nav_msgs/msg/Odometry', 'imu/mag': 'sensor_msgs/msg/MagneticField'}
+
+# A subscriber of TOPIC=TYPE ... (raw, reliable, depth 10) until SIGINT: then the count.
+SUBSCRIBER = '''
+import sys
+import rclpy
+from rclpy.signals import SignalHandlerOptions
+from acres_sim.ros.message_types import message_class
+from acres_sim.ros.qos import OUTPUT_QOS
+from acres_sim.ros.take import fast_executor
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node('bench_subscriber')
+count = [0]
+def got(_data):
+    count[0] += 1
+for spec in sys.argv[1:]:
+    topic, kind = spec.split('=')
+    node.create_subscription(message_class(kind), topic, got, OUTPUT_QOS, raw=True)
+executor = fast_executor()
+executor.add_node(node)
+try:
+    while True:
+        executor.spin_once(timeout_sec=0.1)
+except KeyboardInterrupt:
+    print('messages', count[0], flush=True)
+'''
+
+
+def subscriber_command(topics, agents):
+    """The command of a subscriber of ``topics`` (relative) of agents 0 .. agents-1."""
+    specs = [f'{"" if k == 0 else f"/agent{k}"}/{topic}={SUBSCRIBABLE[topic]}'
+             for k in range(agents) for topic in topics]
+    return [sys.executable, '-c', SUBSCRIBER, *specs]
 
 
 def sim_summary(text):
@@ -141,19 +198,31 @@ def bench_rtf(seconds, ground):
               f'| {rss:.0f} | {rss / count:.0f} | {pss:.0f} | {pss / count:.0f} |')
 
 
-def bench_agents(counts, seconds, ground):
+def bench_agents(counts, seconds, ground, subscribe=()):
     print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each, '
-          f'{describe(ground)}')
+          f'{describe(ground)}'
+          + (f', a subscriber of {", ".join(subscribe)} of every vehicle' if subscribe else ''))
     print('| agents | rtf held | INS latency median / p99 / max [ms] | sim CPU | all CPU '
-          '| sim RSS [MB] | RSS per sensor node [MB] | sensor gaps |')
-    print('|---|---|---|---|---|---|---|---|')
+          '| sim RSS [MB] | RSS per sensor node [MB] | sensor gaps |'
+          + (' subscriber CPU, messages |' if subscribe else ''))
+    print('|---|---|---|---|---|---|---|---|' + ('---|' if subscribe else ''))
     for n in counts:
         nodes = rig_processes('polaris', RigOptions(agents=n, rtf=1.0, duration_s=seconds,
                                                 **ground))
         with tempfile.TemporaryDirectory() as folder:
+            subscriber = None
+            if subscribe:
+                subscriber = subprocess.Popen(subscriber_command(subscribe, n),
+                                              env=child_environment(), stdout=subprocess.PIPE,
+                                              stdin=subprocess.DEVNULL, text=True)
             rig = Rig(nodes, folder)
-            rig.wait_for_sim(120 + 3 * seconds)
+            sub_cpu = rig.wait_for_sim(120 + 3 * seconds, subscriber)
             logs = rig.stop()
+            taken = '?'
+            if subscriber is not None:
+                subscriber.send_signal(signal.SIGINT)
+                out, _ = subscriber.communicate(timeout=30)
+                taken = out.split()[-1] if out.strip() else '?'
         summary, latency = sim_summary(logs[0])
         gaps = sum(text.count('gap in the truth stream') for text in logs[1:])
         if summary is None:
@@ -161,10 +230,11 @@ def bench_agents(counts, seconds, ground):
             continue
         sim_s, wall_s, rtf = summary
         lat = ' / '.join(f'{x:.2f}' for x in latency) if latency else '-'
+        extra = f' {sub_cpu / wall_s:.0%}, {taken} |' if subscriber is not None else ''
         print(f'| {n} | {rtf:.3f} | {lat} | {rig.cpu_s[0] / wall_s:.0%} | '
               f'{sum(rig.cpu_s) / wall_s:.0%} | {rig.peak_rss_mb[0]:.0f} | '
               f'{sum(rig.peak_rss_mb[1:]) / max(sum(len(p.nodes) or 1 for p in nodes[1:]), 1):.0f}'
-              f' | {gaps} |')
+              f' | {gaps} |{extra}')
 
 
 def bench_startup():
@@ -223,6 +293,9 @@ def main():
                         help='the rig\'s terrain for rtf and agents (default flat)')
     parser.add_argument('--vibration', action='store_true',
                         help='engine vibration and the parked jitter on (rtf and agents)')
+    parser.add_argument('--subscribe', default='',
+                        help='agents: comma-separated topics a subscriber process takes of every '
+                             f'vehicle ({", ".join(SUBSCRIBABLE)})')
     parser.add_argument('--sensor-processes', choices=SENSOR_PROCESSES,
                         default=SENSOR_PROCESSES[0],
                         help='the sensor nodes in one process (default), one per vehicle, or '
@@ -233,7 +306,12 @@ def main():
     if 'rtf' in what:
         bench_rtf(args.seconds, ground)
     if 'agents' in what:
-        bench_agents([int(n) for n in args.agents.split(',')], args.agent_seconds, ground)
+        subscribe = [t for t in args.subscribe.split(',') if t]
+        unknown = [t for t in subscribe if t not in SUBSCRIBABLE]
+        if unknown:
+            parser.error(f'--subscribe: {unknown[0]!r} is not one of {", ".join(SUBSCRIBABLE)}')
+        bench_agents([int(n) for n in args.agents.split(',')], args.agent_seconds, ground,
+                     subscribe)
     if 'startup' in what:
         bench_startup()
     return 0

@@ -116,7 +116,8 @@ def test_a_compiled_kernel_given_other_types_is_left_to_numbas_jit():
 @needs_compiled
 def test_a_kernel_left_to_numbas_jit_is_named_to_the_hooks_once(monkeypatch):
     """The live nodes log a kernel that numba compiles mid-run (fallback_hooks):
-    named once, when numba first takes it, and not for compiled calls."""
+    named once, when numba first takes a call of it; not for compiled calls,
+    nor when numba only types it as the callee of another."""
     from acres_sim.core.rng import pcg32_seed, pcg32_uniform
 
     named = []
@@ -125,6 +126,9 @@ def test_a_kernel_left_to_numbas_jit_is_named_to_the_hooks_once(monkeypatch):
                     pcg32_uniform.module)        # a fresh one: no dispatcher yet
     state = pcg32_seed(np.uint64(7), np.uint64(3))
     kernel(state)
+    callee = Kernel(pcg32_uniform.py_func, pcg32_uniform.options, pcg32_uniform.entries,
+                    pcg32_uniform.module)
+    assert callee._numba_type_ is not None   # what numba asks of a callee
     assert named == []
     view = np.zeros(4, np.uint64)[::2]
     view[:] = state

@@ -302,28 +302,41 @@ def test_two_truth_streams_give_one_warning_not_one_per_message(ros_context, ref
         node.destroy_node()
 
 
-def test_progress_is_said_again_only_while_no_truth_comes(ros_context, reference):
-    """While the truth flows, the steps report the progress (every 60) and the
-    idle timer says nothing (with 25 vehicles its reports and the events'
-    were 500 messages a second); once no truth has come for PROGRESS_IDLE_S,
-    the timer says both again.  The time of the last truth is set by hand:
-    nothing here waits on the wall clock."""
+def test_progress_is_said_again_only_while_no_truth_comes(ros_context, reference, monkeypatch):
+    """While the truth flows, the steps report the progress (every 60, and at
+    least every PROGRESS_MOVING_S of wall time, so a slow node is not taken for
+    stuck) and the idle timer says nothing (with 25 vehicles its reports and
+    the events' were 500 messages a second); the event entry taken is said at
+    the first truth; once no truth has come for PROGRESS_IDLE_S, the timer says
+    both again.  The times are set by hand: nothing here waits on the clock."""
+    from acres_sim.ros import sensor_node
     from acres_sim.ros.imu_node import ImuNode
-    from acres_sim.ros.sensor_node import PROGRESS_EVERY, PROGRESS_IDLE_S
+    from acres_sim.ros.sensor_node import PROGRESS_EVERY, PROGRESS_IDLE_S, PROGRESS_MOVING_S
 
+    monkeypatch.setattr(sensor_node, 'PROGRESS_MOVING_S', float('inf'))
     states, _, _ = reference
     node = make_node(ImuNode)
     try:
         said = []
-        node._report_progress = lambda: said.append(('progress', node.last_step))
+        report_progress = node._report_progress
+
+        def progress():
+            said.append(('progress', node.last_step))
+            report_progress()
+        node._report_progress = progress
         node.injected.report = lambda: said.append(('events', node.last_step))
         delivered(node)
-        for data in truth_messages(states[:PROGRESS_EVERY + 2]):
+        messages = truth_messages(states[:PROGRESS_EVERY + 3])
+        for data in messages[:PROGRESS_EVERY + 2]:
             node._take_truth(data)
             node._report_when_idle()           # a tick of the timer right after a truth
-        assert said == [('progress', 0), ('progress', PROGRESS_EVERY)]    # the steps' own
+        assert said == [('events', 0), ('progress', 0), ('progress', PROGRESS_EVERY)]
         node._truth_at -= PROGRESS_IDLE_S       # no truth since
         node._report_when_idle()
-        assert said[2:] == [('progress', PROGRESS_EVERY + 1), ('events', PROGRESS_EVERY + 1)]
+        assert said[3:] == [('progress', PROGRESS_EVERY + 1), ('events', PROGRESS_EVERY + 1)]
+        monkeypatch.setattr(sensor_node, 'PROGRESS_MOVING_S', PROGRESS_MOVING_S)
+        node._reported_at -= PROGRESS_MOVING_S  # a slow node: the last report a while ago
+        node._take_truth(messages[PROGRESS_EVERY + 2])
+        assert said[5:] == [('progress', PROGRESS_EVERY + 2)]
     finally:
         node.destroy_node()

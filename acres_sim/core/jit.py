@@ -64,9 +64,10 @@ _NUMBA_SWITCHES = ('NUMBA_DISABLE_JIT', 'NUMBA_BOUNDSCHECK', 'NUMBA_DEBUGINFO',
                    'NUMBA_FASTMATH', 'NUMBA_OPT')
 
 #: Called with a kernel's name (module.qualname) when a process on the
-#: compiled kernels first hands that kernel to numba's JIT: numba is imported
-#: then and the kernel compiled (or loaded from numba's cache), a second or
-#: more the first time.  The live nodes log it, since a node stalls meanwhile.
+#: compiled kernels first hands a call of that kernel to numba's JIT: numba is
+#: imported then and the kernel compiled (or loaded from numba's cache) with
+#: its callees, a second or more the first time.  The live nodes log it, since
+#: a node stalls meanwhile.
 fallback_hooks = []
 
 
@@ -201,6 +202,9 @@ class Kernel:
             for check, compiled in self.overloads():
                 if check(args):
                     return compiled(*args)
+        if self._dispatcher is None:     # numba takes this kernel from now on
+            for hook in fallback_hooks:
+                hook(f'{self.__module__}.{self.__qualname__}')
         return self.dispatcher()(*args, **kwargs)
 
     def overloads(self):
@@ -215,8 +219,6 @@ class Kernel:
     def dispatcher(self):
         """numba's JIT dispatcher of this kernel (numba imported on first use)."""
         if self._dispatcher is None:
-            for hook in fallback_hooks:
-                hook(f'{self.__module__}.{self.__qualname__}')
             numba = _numba()
             func = self.py_func
             if self.options.get('parallel'):     # its prange numba's, not range

@@ -66,8 +66,9 @@ def put_stamps(arr, prefix, t_ns):
 
 def put_vector(arr, path, values, names='xyz'):
     """The columns of ``values`` (n, len(names)) into the fields ``path``.x ...
-    (at once where ``path`` is a vector of the layout's ``columns``)."""
-    if path in arr.dtype.fields:
+    (at once where ``path`` is a vector of the layout's ``columns``: ROS's
+    Vector3, Point and Quaternion hold x, y, z(, w) in that order)."""
+    if names in ('xyz', 'xyzw') and path in arr.dtype.fields:
         arr[path] = values
         return
     for j, name in enumerate(names):

@@ -219,10 +219,17 @@ class FixedLayout:
 
         ``constants_kept``: ``arr`` is an array of :meth:`empty` or
         :meth:`empty_columns` whose fields were assigned in place, so its own
-        bytes still hold the constants and are the messages as they are."""
+        bytes still hold the constants and are the messages as they are (the
+        first and the last message are checked; a copy, whose constants numpy
+        did not keep, is encoded as without)."""
         if constants_kept and arr.ndim == 1 and arr.flags.c_contiguous and \
                 (arr.dtype == self.columns or arr.dtype == self.dtype):
-            return arr.tobytes()
+            joined = arr.tobytes()
+            size, template = self.dtype.itemsize, self.template
+            last = len(joined) - size
+            if all(joined[a:b] == template[a:b] and joined[last + a:last + b] == template[a:b]
+                   for a, b in self._constant_runs):
+                return joined
         return self._raw(arr).tobytes()
 
     def _raw(self, arr):

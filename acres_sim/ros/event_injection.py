@@ -13,7 +13,8 @@ nodes' side (see docs/events.md).
 * Each vehicle's entries also go to its sensor nodes on ``sim/events`` in its
   namespace (transient local, so a node that starts later has them too).  A
   sensor node adds them to its own event clock and says so on
-  ``sim/events_applied`` (and, with its progress, which one it took last);
+  ``sim/events_applied`` (and, at its first truth and while it waits for
+  truth, which one it took last);
   the sim does not publish the truth of the step an entry takes effect at
   before every such sensor node of the vehicle has taken it (at most
   :data:`ACK_TIMEOUT_S`), so the live
@@ -227,7 +228,7 @@ class SensorEvents:
         self.report()
 
     def report(self):
-        """Say which entry the node took last (also with its progress, so the sim
-        knows the node takes entries at all)."""
+        """Say which entry the node took last (also at its first truth and while it
+        waits for truth, so the sim knows the node takes entries at all)."""
         self.pub.publish(String(data=json.dumps(
             {'node': self.node.get_fully_qualified_name(), 'revision': self.revision})))

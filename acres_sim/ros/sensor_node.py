@@ -80,6 +80,8 @@ PROGRESS_EVERY = 60            # steps between progress messages (0.5 s of sim t
 DIAGNOSTICS_PERIOD = PHYSICS_HZ  # steps between the input's diagnostics (1 s of sim time)
 PROGRESS_IDLE_S = 0.2          # wall time: without truth this long, report progress (and the
                                # events taken) again, this often
+PROGRESS_MOVING_S = 1.0        # wall time: while the truth comes, report at least this often
+                               # (a slow node, 60 steps apart, is not taken for stuck)
 LOG_THROTTLE_S = 5.0
 # A node that does not end this long after SIGINT / SIGTERM says where it hangs and
 # ends itself: before up and launch send SIGTERM (STOP_GRACE_S), and also when
@@ -159,6 +161,7 @@ class SensorNode(Node):
         check_unknown_parameters(self)
         self._progress = self.create_publisher(Header, PROGRESS_TOPIC, OUTPUT_QOS)
         self._truth_at = -float('inf')      # time.monotonic() of the last truth taken
+        self._reported_at = -float('inf')   # ... and of the last progress reported
         self.create_timer(PROGRESS_IDLE_S, self._report_when_idle,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         # Subscribed last: once the sim sees this subscription, the node is ready.
@@ -218,7 +221,6 @@ class SensorNode(Node):
     def take(self, k, data):
         """One truth message (its CDR bytes ``data``) of step ``k``."""
         self.counts['truth'] += 1
-        self._truth_at = time.monotonic()
         restart = False
         if self.last_step is not None and k <= self.last_step:
             self.get_logger().warning(
@@ -264,18 +266,23 @@ class SensorNode(Node):
         for channel in self.side_channels:
             for delivery in channel.drain(k):
                 self.deliver(delivery)
-        if k % PROGRESS_EVERY == 0:
+        now = time.monotonic()
+        if restart:           # the first truth, after a gap or a restart: which entry it has
+            self.injected.report()
+        if k % PROGRESS_EVERY == 0 or now - self._reported_at >= PROGRESS_MOVING_S:
             self._report_progress()
         if k % DIAGNOSTICS_PERIOD == 0:
             self.diagnostics_pub.publish(self._input_diagnostics(k))
         self.acks.after(k)
+        self._truth_at = time.monotonic()
 
     def _report_when_idle(self):
         """Without truth for PROGRESS_IDLE_S (before the run, after it, in a stall):
         the progress again, and which event entry the node took (so the sim knows
-        that it takes them).  While the truth flows the steps report the progress,
-        and an entry taken is reported at once: with 25 vehicles these timers'
-        messages were 500 a second."""
+        that it takes them).  While the truth flows the steps report the progress
+        (every PROGRESS_EVERY steps, and every PROGRESS_MOVING_S at least), and
+        the entry is said at the first truth, at a restart and when one is
+        taken: with 25 vehicles the timers' messages were 500 a second."""
         if time.monotonic() - self._truth_at < PROGRESS_IDLE_S:
             return
         self._report_progress()
@@ -287,6 +294,7 @@ class SensorNode(Node):
         stops); before the first truth, that the node is ready -- its side of
         the truth is matched -- as a stamp of -1 s."""
         name = self.get_fully_qualified_name()
+        self._reported_at = time.monotonic()
         if self.last_step is None:
             if self._truth_sub.get_publisher_count() > 0:
                 self._progress.publish(Header(stamp=Time(sec=-1), frame_id=name))
@@ -377,6 +385,7 @@ def run_nodes(executable, builds, node_class, args=None, prepare=None):
 def _run_nodes(executable, builds, node_class, args, signals, prepare):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     nodes = []
+    say_fallback = None
     try:
         for build in builds:
             nodes.append(build())
@@ -384,7 +393,8 @@ def _run_nodes(executable, builds, node_class, args, signals, prepare):
                 return 0
         if prepare is not None:
             prepare(nodes)
-        jit.fallback_hooks.append(functools.partial(_say_fallback, nodes[0].get_logger()))
+        say_fallback = functools.partial(_say_fallback, nodes[0].get_logger())
+        jit.fallback_hooks.append(say_fallback)
         executor = node_class.make_executor()
         for node in nodes:
             executor.add_node(node)
@@ -401,6 +411,8 @@ def _run_nodes(executable, builds, node_class, args, signals, prepare):
     except ExternalShutdownException:
         pass
     finally:
+        if say_fallback in jit.fallback_hooks:
+            jit.fallback_hooks.remove(say_fallback)
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()        # also closes the log files

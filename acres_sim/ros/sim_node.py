@@ -281,7 +281,9 @@ class SimNode(Node):
             *(p for agent in self.agents for p in (agent.truth_pub, *agent.pubs.values()))])
         # at rtf > 0: wall time from each INS epoch's due time to its first message [s]
         self.ins_latency = deque(maxlen=LATENCY_SAMPLES)
-        self.listeners = Listeners()  # what is published where nobody listens is skipped
+        # what is published where nobody listens is skipped; /clock and the truth always go
+        self.listeners = Listeners()
+        self.always = {self.clock_pub, *(agent.truth_pub for agent in self.agents)}
 
     # -- callbacks ------------------------------------------------------------
 
@@ -694,7 +696,7 @@ class SimNode(Node):
         event status and step-sensor deliveries (the sensor nodes publish what
         the truth gives only delay_s later: with 25 vehicles, the truth first held
         the last vehicle's INS back by milliseconds); every message but /clock
-        only where a subscriber is matched (acres_sim.ros.listeners)."""
+        and the truth only where a subscriber is matched (acres_sim.ros.listeners)."""
         clock_pub, clock = messages[0]
         clock_pub.publish(clock)
         for per_vehicle in ins:
@@ -702,8 +704,12 @@ class SimNode(Node):
                 self.ins_latency.append(time.monotonic() - self._due(k))
             for pub, data in per_vehicle:
                 self.listeners.publish(pub, data)
+        always = self.always
         for pub, data in messages[1:]:
-            self.listeners.publish(pub, data)
+            if pub in always:     # its sensor nodes listen (a cached count could miss one)
+                pub.publish(data)
+            else:
+                self.listeners.publish(pub, data)
 
     def summary(self):
         """One line on the run: simulated and wall time, and the INS latency."""
