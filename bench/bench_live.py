@@ -44,11 +44,11 @@ LATENCY = re.compile(r'INS published ([\d.]+) / ([\d.]+) / ([\d.]+) ms')
 
 
 def _cpu_s(pid):
-    """User + system CPU seconds of process ``pid`` so far (0 once it is gone)."""
+    """User + system CPU seconds of process ``pid`` so far (None once it is gone)."""
     try:
         stat = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
     except OSError:
-        return 0.0
+        return None
     return (int(stat[11]) + int(stat[12])) * TICK_S
 
 
@@ -72,9 +72,11 @@ class Rig:
         for i, p in enumerate(self.processes):
             try:
                 status = Path(f'/proc/{p.pid}/status').read_text()
-                stat = Path(f'/proc/{p.pid}/stat').read_text().rsplit(')', 1)[1].split()
                 rollup = Path(f'/proc/{p.pid}/smaps_rollup').read_text()
             except OSError:
+                continue
+            cpu_s = _cpu_s(p.pid)
+            if cpu_s is None:
                 continue
             hwm = re.search(r'VmHWM:\s+(\d+) kB', status)
             if hwm:
@@ -82,7 +84,7 @@ class Rig:
             pss = re.search(r'^Pss:\s+(\d+) kB', rollup, re.MULTILINE)
             if pss:
                 self.peak_pss_mb[i] = max(self.peak_pss_mb[i], int(pss.group(1)) / 1024)
-            self.cpu_s[i] = (int(stat[11]) + int(stat[12])) * TICK_S
+            self.cpu_s[i] = cpu_s
 
     def wait_for_sim(self, timeout, other=None):
         """Sample until the sim node ends; the CPU used before its loop began
@@ -94,13 +96,13 @@ class Rig:
             self.sample()
             if baseline is None and 'running ' in Path(self.logs[0].name).read_text():
                 baseline = list(self.cpu_s)
-                other_baseline = _cpu_s(other.pid) if other is not None else 0.0
+                other_baseline = _cpu_s(other.pid) if other is not None else None
             time.sleep(0.2)
         self.startup_cpu_s = baseline or [0.0] * len(self.cpu_s)
         self.cpu_s = [c - b for c, b in zip(self.cpu_s, self.startup_cpu_s)]
-        if other is not None:
-            return _cpu_s(other.pid) - (other_baseline or 0.0)
-        return None
+        if other is None:
+            return None
+        return (_cpu_s(other.pid) or 0.0) - (other_baseline or 0.0)
 
     def stop(self):
         for p in self.processes:
@@ -119,12 +121,15 @@ class Rig:
         return texts
 
 
-#: the topics --subscribe takes, and their types
-SUBSCRIBABLE = {
-    'vehicle/odom': 'nav_msgs/msg/Odometry', 'oxts/fix': 'sensor_msgs/msg/NavSatFix',
-    'oxts/imu': 'sensor_msgs/msg/Imu', 'oxts/velocity': 'geometry_msgs/msg/TwistStamped',
-    'imu/data_raw': 'sensor_msgs/msg/Imu', 'gnss_receiver/fix': 'sensor_msgs/msg/NavSatFix',
-    'wheel/odom': 'nav_msgs/msg/Odometry', 'imu/mag': 'sensor_msgs/msg/MagneticField'}
+def subscribable():
+    """The topics --subscribe takes, and their types: a Polaris's outputs in its
+    namespace (its channels' own table)."""
+    from acres_sim.config import load_config
+    from acres_sim.pipeline.vehicle import build_vehicle
+
+    vehicle = build_vehicle(load_config(rig='polaris'), 'polaris')
+    return {topic: kind for channel in vehicle.channels.values()
+            for topic, kind in channel.topic_types if not topic.startswith('/')}
 
 # A subscriber of TOPIC=TYPE ... (raw, reliable, depth 10) until SIGINT: then the count.
 SUBSCRIBER = '''
@@ -153,9 +158,10 @@ except KeyboardInterrupt:
 
 
 def subscriber_command(topics, agents):
-    """The command of a subscriber of ``topics`` (relative) of agents 0 .. agents-1."""
-    specs = [f'{"" if k == 0 else f"/agent{k}"}/{topic}={SUBSCRIBABLE[topic]}'
-             for k in range(agents) for topic in topics]
+    """The command of a subscriber of ``topics`` (relative topic -> type) of
+    agents 0 .. agents-1."""
+    specs = [f'{"" if k == 0 else f"/agent{k}"}/{topic}={kind}'
+             for k in range(agents) for topic, kind in topics.items()]
     return [sys.executable, '-c', SUBSCRIBER, *specs]
 
 
@@ -198,7 +204,7 @@ def bench_rtf(seconds, ground):
               f'| {rss:.0f} | {rss / count:.0f} | {pss:.0f} | {pss / count:.0f} |')
 
 
-def bench_agents(counts, seconds, ground, subscribe=()):
+def bench_agents(counts, seconds, ground, subscribe=None):
     print(f'\n## N Polaris copies at real time, {seconds:g} s simulated each, '
           f'{describe(ground)}'
           + (f', a subscriber of {", ".join(subscribe)} of every vehicle' if subscribe else ''))
@@ -295,7 +301,7 @@ def main():
                         help='engine vibration and the parked jitter on (rtf and agents)')
     parser.add_argument('--subscribe', default='',
                         help='agents: comma-separated topics a subscriber process takes of every '
-                             f'vehicle ({", ".join(SUBSCRIBABLE)})')
+                             'vehicle (e.g. vehicle/odom,imu/data_raw,gnss_receiver/fix)')
     parser.add_argument('--sensor-processes', choices=SENSOR_PROCESSES,
                         default=SENSOR_PROCESSES[0],
                         help='the sensor nodes in one process (default), one per vehicle, or '
@@ -306,10 +312,12 @@ def main():
     if 'rtf' in what:
         bench_rtf(args.seconds, ground)
     if 'agents' in what:
-        subscribe = [t for t in args.subscribe.split(',') if t]
-        unknown = [t for t in subscribe if t not in SUBSCRIBABLE]
+        topics = [t for t in args.subscribe.split(',') if t]
+        known = subscribable() if topics else {}
+        unknown = [t for t in topics if t not in known]
         if unknown:
-            parser.error(f'--subscribe: {unknown[0]!r} is not one of {", ".join(SUBSCRIBABLE)}')
+            parser.error(f'--subscribe: {unknown[0]!r} is not one of {", ".join(known)}')
+        subscribe = {t: known[t] for t in topics}
         bench_agents([int(n) for n in args.agents.split(',')], args.agent_seconds, ground,
                      subscribe)
     if 'startup' in what:

@@ -283,7 +283,7 @@ class SimNode(Node):
         self.ins_latency = deque(maxlen=LATENCY_SAMPLES)
         # what is published where nobody listens is skipped; /clock and the truth always go
         self.listeners = Listeners()
-        self.always = {self.clock_pub, *(agent.truth_pub for agent in self.agents)}
+        self.always = {agent.truth_pub for agent in self.agents}
 
     # -- callbacks ------------------------------------------------------------
 
