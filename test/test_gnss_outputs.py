@@ -372,3 +372,67 @@ def test_heading_imu_message():
     row = across.row(across.epoch_records([rotation.as_quat()], [RTK_FIXED])[0])
     imu = msg.heading_imu(row, STAMP, 'gnss_antenna')
     assert row['pitch_rad'] is None and imu.orientation_covariance[4] == 1000.0
+
+
+def _variants(rows):
+    """Rows of the receiver in every case its messages tell apart: each fix
+    state, a fix without a covariance, a site without geodetic keys or GGA,
+    fault events at work, and odd string lengths (the CDR padding)."""
+    base = next(r for r in rows if r['position_enu_m'] is not None)
+    out = list(rows)
+    for state, (quality, _status) in STATES.items():
+        out.append(dict(base, fix_type=state, gga_quality=quality))
+    out.append(dict(base, covariance_enu_m2=None))
+    out.append({k: v for k, v in base.items()
+                if k not in ('latitude_deg', 'longitude_deg', 'ellipsoidal_height_m', 'nmea_gga')})
+    out.append(dict(base, events=['jamming'], solution='RTK fixed'))
+    out.append(dict(base, events=['a', 'glitch b'], solution='x' * 5, rtk_lock_age_s=1.5))
+    out.append(dict(base, pdop=None, sigma_enu_m=None))
+    return out
+
+
+@pytest.mark.parametrize('gpsfix', [True, False])
+def test_the_gnss_channels_block_encoding_is_the_row_builders(receiver_rows, gpsfix):
+    """The receiver's messages encoded a block at a time (the fix and GPSFix by
+    column, the status by cdr.diagnostic_array) are, byte for byte, those of
+    the row builders serialised by rosbags, one row at a time."""
+    config, rows = receiver_rows
+    vehicle = build_vehicle(load_config(rig='polaris', overrides={'gnss.gpsfix': gpsfix}),
+                            'polaris', sensors=('gnss',))
+    channel = vehicle.channels['gnss']
+    rows = _variants(rows)
+    steps = np.arange(len(rows)) * 12 + 3
+    got = channel.encode_rows(rows, steps)
+    serialise = msg.TYPESTORE.serialize_cdr
+    for row, k, messages in zip(rows, steps.tolist(), got):
+        stamp = vehicle.timeline.ns(k)
+        expected = [('gnss_receiver/fix', serialise(msg.navsat_fix_from_gnss_row(
+            row, stamp, channel.frame, channel.service), 'sensor_msgs/msg/NavSatFix'))]
+        if row.get('nmea_gga') is not None:
+            expected += [('gnss_receiver/nmea', serialise(msg.nmea_string(row),
+                                                          'std_msgs/msg/String')),
+                         ('gnss_receiver/nmea', serialise(msg.gst_string(row),
+                                                          'std_msgs/msg/String'))]
+        if gpsfix:
+            expected.append(('gnss_receiver/gpsfix', serialise(
+                msg.gps_fix_from_gnss_row(row, stamp, channel.frame), 'gps_msgs/msg/GPSFix')))
+        expected.append(('/diagnostics', serialise(msg.diagnostics_from_gnss_row(
+            row, stamp, channel.status_name), 'diagnostic_msgs/msg/DiagnosticArray')))
+        assert [(t, bytes(d)) for t, d in expected] == messages
+        assert channel.encode(row, k) == messages          # one row: the same bytes
+    assert channel.encode_rows([], []) == []
+
+
+def test_the_heading_channels_block_encoding_is_the_row_builder():
+    config = load_config(rig='polaris')
+    vehicle = build_vehicle(config, 'polaris', sensors=('gnss',))
+    channel = vehicle.channels['gnss_heading']
+    quats = random_attitudes(40)[0].as_quat()
+    fixes = np.resize([RTK_FIXED, RTK_FLOAT, DGPS, NO_FIX], 40)
+    rows = [channel.model.row(r) for r in channel.model.epoch_records(quats, fixes)]
+    assert any(r['heading_valid'] for r in rows) and not all(r['heading_valid'] for r in rows)
+    steps = np.arange(40) * 12
+    for row, k, messages in zip(rows, steps.tolist(), channel.encode_rows(rows, steps)):
+        imu = msg.heading_imu(row, vehicle.timeline.ns(k), channel.frame)
+        assert messages == ([] if imu is None else [('gnss_receiver/heading', bytes(
+            msg.TYPESTORE.serialize_cdr(imu, 'sensor_msgs/msg/Imu')))])

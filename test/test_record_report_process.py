@@ -2,6 +2,7 @@
 same picture as in process, its errors given back as they are, its death said
 in one line, and nothing renamed into place once the recorder is gone."""
 
+import fcntl
 import json
 import os
 import signal
@@ -40,6 +41,35 @@ def test_the_report_process_draws_what_write_pages_draws(tmp_path):
     assert there[:8] == PNG_MAGIC and there == (tmp_path / 'here.png').read_bytes()
     assert not part_name(tmp_path / 'there.png').exists()
     assert reporter.closed and _wait_exit(reporter) == 0
+    # it ended at once, without the interpreter's teardown: its lock is free
+    fd = os.open(tmp_path / 'lock', os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+
+
+def test_a_recording_that_cannot_start_kills_the_report_process_it_started(tmp_path,
+                                                                          monkeypatch):
+    """record() starts the report process before it builds the run (its
+    imports go on beside the set-up); a folder it must not use then ends
+    that process at once, without waiting for its imports."""
+    from acres_sim.record import runner
+    from acres_sim.record.output import OutputError
+
+    started = []
+
+    def report_process():
+        started.append(ReportProcess())
+        return started[-1]
+
+    monkeypatch.setattr(runner, 'ReportProcess', report_process)
+    (tmp_path / 'mine.txt').write_text('a file of the user')
+    with pytest.raises(OutputError, match='not an acres_sim recording'):
+        record(RecordRequest('polaris', tmp_path, progress=False, bag=False))
+    (reporter,) = started
+    assert reporter.closed and _wait_exit(reporter) == -signal.SIGKILL
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['mine.txt']
 
 
 def test_a_drawing_error_comes_back_as_it_was_raised(tmp_path):

@@ -340,3 +340,31 @@ def test_progress_is_said_again_only_while_no_truth_comes(ros_context, reference
         assert said[5:] == [('progress', PROGRESS_EVERY + 2)]
     finally:
         node.destroy_node()
+
+
+def test_a_sample_nobody_subscribes_to_is_delivered_not_published(ros_context, reference):
+    """The input diagnostics count the samples whose time came ('delivered')
+    apart from those that went out ('published'): with no subscriber on the
+    node's outputs nothing is published; with one, every sample is."""
+    from acres_sim.ros.listeners import Listeners
+    from acres_sim.ros.imu_node import ImuNode
+
+    states, imu_rows, _ = reference
+    node = make_node(ImuNode)
+    try:
+        node.listeners = Listeners(check_s=-1.0)          # the count asked at every publish
+        messages = truth_messages(states)
+        for data in messages[:STEPS // 2]:
+            node._take_truth(data)
+        counts = dict(node.counts)
+        assert counts['delivered'] > 0 and counts['published'] == 0
+        publisher = next(iter(node.outputs.values()))   # imu/data_raw: a subscriber now
+        node.create_subscription(publisher.msg_type, publisher.topic_name, lambda _m: None, 10)
+        for data in messages[STEPS // 2:]:
+            node._take_truth(data)
+        values = {kv.key: kv.value for kv in node._input_diagnostics(STEPS).status[0].values}
+        delivered_later = int(values['delivered']) - counts['delivered']
+        assert delivered_later > 0 and int(values['published']) == delivered_later
+    finally:
+        node.destroy_node()
+

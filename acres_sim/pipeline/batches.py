@@ -10,8 +10,9 @@ for byte, what the row builders of
 same constant covariances, the same frames.  Input arrays are the kernels'
 (:mod:`acres_sim.core.block`): INS epoch results in the layout of
 :mod:`acres_sim.core.ins` (``P_INS`` ...), IMU samples as the rounded
-(n, 6) values of the rows.  The GNSS receiver's topics (10 Hz, with strings
-of varying length) keep the row builders.
+(n, 6) values of the rows.  The GNSS receiver's fix, GPSFix and dual-antenna
+heading are encoded from a block of its rows (the numbers of the row
+builders' ``*_values`` functions, so one rule makes both).
 """
 
 from dataclasses import dataclass
@@ -256,6 +257,84 @@ class MessageBatches:
         put_vector(arr, 'linear_acceleration', values[:, 0:3])
         arr['linear_acceleration_covariance'] = msg.diag3(self.imu_var['accel_var'])
         return encoded_layout(layout, arr)
+
+
+    # -- the GNSS receiver's rows
+    def gnss_fix(self, rows, t_ns, frame_id, service):
+        """gnss_receiver/fix (messages.navsat_fix_from_gnss_row) of each row."""
+        layout = self.layout('sensor_msgs/msg/NavSatFix', ('header.frame_id', frame_id))
+        arr = layout.empty_columns(len(rows))
+        put_stamps(arr, 'header.stamp.', t_ns)
+        arr['status.service'] = service
+        fixes = [msg.navsat_fix_values(row) for row in rows]
+        arr['status.status'] = [fix[0] for fix in fixes]
+        _put_fix(arr, fixes)
+        return encoded_layout(layout, arr)
+
+    def gps_fix(self, rows, t_ns, frame_id):
+        """gnss_receiver/gpsfix (messages.gps_fix_from_gnss_row) of each row."""
+        layout = self.layout('gps_msgs/msg/GPSFix', ('header.frame_id', frame_id),
+                             ('status.header.frame_id', frame_id),
+                             *((f'status.{name}', 0) for name in _GPS_STATUS_LISTS))
+        arr = layout.empty_columns(len(rows))
+        t_ns = np.asarray(t_ns, dtype=np.int64)
+        put_stamps(arr, 'header.stamp.', t_ns)
+        put_stamps(arr, 'status.header.stamp.', t_ns)
+        values = [msg.gps_fix_values(row) for row in rows]
+        _put_fix(arr, [v['fix'] for v in values])
+        for name in ('satellites_used', 'satellites_visible', 'status', 'position_source'):
+            arr[f'status.{name}'] = [v[name] for v in values]
+        arr['status.motion_source'] = msg.GPSStatus.SOURCE_NONE
+        arr['status.orientation_source'] = msg.GPSStatus.SOURCE_NONE
+        for name in ('pdop', 'hdop', 'vdop', 'err', 'err_horz', 'err_vert'):
+            arr[name] = [v[name] for v in values]
+        for name in _GPS_FIX_UNKNOWN:
+            arr[name] = np.nan
+        arr['gdop'] = arr['tdop'] = -1.0
+        arr['time'] = t_ns / 1e9
+        return encoded_layout(layout, arr)
+
+    def gnss_heading(self, rows, t_ns, frame_id):
+        """gnss_receiver/heading (messages.heading_imu) of each row that has a
+        heading: (their indices in ``rows``, their Encoded)."""
+        values = [msg.heading_values(row) for row in rows]
+        kept = [i for i, v in enumerate(values) if v is not None]
+        layout = self.layout('sensor_msgs/msg/Imu', ('header.frame_id', frame_id))
+        arr = layout.empty_columns(len(kept))
+        put_stamps(arr, 'header.stamp.', np.asarray(t_ns, dtype=np.int64)[kept])
+        if kept:
+            put_quaternion(arr, 'orientation', np.array([values[i][0] for i in kept]))
+            covariance = np.zeros((len(kept), 9))
+            covariance[:, ::4] = [values[i][1] for i in kept]
+            arr['orientation_covariance'] = covariance
+        arr['angular_velocity_covariance'][:, 0] = -1.0
+        arr['linear_acceleration_covariance'][:, 0] = -1.0
+        return kept, encoded_layout(layout, arr)
+
+
+#: GPSStatus's lists of satellites, sent empty
+_GPS_STATUS_LISTS = ('satellite_used_prn', 'satellite_visible_prn', 'satellite_visible_z',
+                     'satellite_visible_azimuth', 'satellite_visible_snr')
+#: GPSFix's values the receiver does not have (NaN)
+_GPS_FIX_UNKNOWN = ('track', 'speed', 'climb', 'pitch', 'roll', 'dip', 'err_track', 'err_speed',
+                    'err_climb', 'err_time', 'err_pitch', 'err_roll', 'err_dip')
+
+
+def _put_fix(arr, fixes):
+    """The position and covariance of the messages.navsat_fix_values ``fixes``
+    into a NavSatFix's or a GPSFix's columns."""
+    if not fixes:
+        return
+    _status, lat, lon, alt, cov_enu, cov_type = zip(*fixes)
+    arr['latitude'] = lat
+    arr['longitude'] = lon
+    arr['altitude'] = alt
+    covariance = np.zeros((len(fixes), 9))
+    known = [i for i, c in enumerate(cov_enu) if c is not None]
+    if known:
+        covariance[np.ix_(known, [0, 4, 8])] = [cov_enu[i] for i in known]
+    arr['position_covariance'] = covariance
+    arr['position_covariance_type'] = cov_type
 
 
 def truth_offsets(layout):

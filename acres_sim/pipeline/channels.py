@@ -46,6 +46,7 @@ from acres_sim.core.rounding import round_decimals
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
+from acres_sim.pipeline.cdr import diagnostic_array
 from acres_sim.pipeline.faults import OutputFaults
 from acres_sim.pipeline.rows import timed_row, with_event_names
 from acres_sim.pipeline.topics import (ANTENNA_FRAME, BASE_FRAME, GNSS_TOPICS, IMU_FRAME,
@@ -85,6 +86,7 @@ class _Channel:
         self.delay_s = vehicle.delay_s
         self.line = DelayLine(vehicle.delay_s, PHYSICS_HZ)
         self.timeline = vehicle.timeline      # the ROS times of the steps
+        self.batches = vehicle.batches        # the block encoders
         self.faults = OutputFaults(vehicle.events, self.sensor, self.output_columns,
                                    self.truth_keys)
         self.encoding = True     # False: no message is encoded (the rows stay as they are)
@@ -160,32 +162,50 @@ class GnssChannel(_Channel):
     def push_epochs(self, steps, antennas, records, views=None):
         """The block kernel's epochs: the rows of the receiver's ``records`` at
         ``steps``, each with its true antenna position as ``extra`` (``views``:
-        the events' views at each, None: no event)."""
+        the events' views at each, None: no event); their messages encoded
+        together (:meth:`encode_rows`)."""
         antennas = np.asarray(antennas).tolist()
+        kept = []
         for i, (k, antenna, record) in enumerate(zip(np.asarray(steps).tolist(), antennas,
                                                      records)):
             row = self.faults.row(self.receiver.row(k / PHYSICS_HZ, antenna, record),
                                   None if views is None else views[i])
             if row is not None:
-                self.push(k, row, extra=antenna)
+                kept.append((k, row, antenna))
+        if not kept:
+            return
+        steps, rows, antennas = zip(*kept)
+        messages = self.encode_rows(rows, steps) if self.encoding else [()] * len(rows)
+        for k, row, antenna, sent in zip(steps, rows, antennas, messages):
+            self.push(k, row, sent, extra=antenna)
 
     def encode(self, row, k_sample):
+        return self.encode_rows([row], [k_sample])[0]
+
+    def encode_rows(self, rows, steps):
+        """The messages of each row sampled at ``steps``, in publishing order:
+        the fix, the GGA and GST sentences (a row without a GGA has neither),
+        the GPSFix, the status on /diagnostics."""
+        t_ns = self.timeline.ns_of_steps(steps)
+        fixes = self.batches.gnss_fix(rows, t_ns, self.frame, self.service).messages()
+        gps_fixes = (self.batches.gps_fix(rows, t_ns, self.frame).messages() if self.gpsfix
+                     else [None] * len(rows))
         serialise = msg.TYPESTORE.serialize_cdr
-        stamp = self.timeline.ns(k_sample)
-        fix = msg.navsat_fix_from_gnss_row(row, stamp, self.frame, self.service)
-        out = [(GNSS_TOPICS['fix'], bytes(serialise(fix, 'sensor_msgs/msg/NavSatFix')))]
-        sentence = msg.nmea_string(row)
-        if sentence is not None:
-            out.append((GNSS_TOPICS['nmea'], bytes(serialise(sentence, 'std_msgs/msg/String'))))
-            if self.gst:       # the GST of the epoch right after its GGA, as receivers send it
-                out.append((GNSS_TOPICS['nmea'],
-                            bytes(serialise(msg.gst_string(row), 'std_msgs/msg/String'))))
-        if self.gpsfix:
-            gps_fix = msg.gps_fix_from_gnss_row(row, stamp, self.frame)
-            out.append((GNSS_TOPICS['gpsfix'], bytes(serialise(gps_fix, GPS_FIX_TYPE))))
-        status = msg.diagnostics_from_gnss_row(row, stamp, self.status_name)
-        out.append((DIAGNOSTICS_TOPIC,
-                    bytes(serialise(status, 'diagnostic_msgs/msg/DiagnosticArray'))))
+        out = []
+        for row, stamp, fix, gps_fix in zip(rows, t_ns.tolist(), fixes, gps_fixes):
+            sent = [(GNSS_TOPICS['fix'], fix)]
+            sentence = msg.nmea_string(row)
+            if sentence is not None:
+                sent.append((GNSS_TOPICS['nmea'],
+                             bytes(serialise(sentence, 'std_msgs/msg/String'))))
+                if self.gst:     # the GST of the epoch right after its GGA, as receivers send it
+                    sent.append((GNSS_TOPICS['nmea'],
+                                 bytes(serialise(msg.gst_string(row), 'std_msgs/msg/String'))))
+            if gps_fix is not None:
+                sent.append((GNSS_TOPICS['gpsfix'], gps_fix))
+            sent.append((DIAGNOSTICS_TOPIC, diagnostic_array(
+                stamp, '', [msg.gnss_status(row, self.status_name)])))
+            out.append(sent)
         return out
 
 
@@ -205,17 +225,33 @@ class GnssHeadingChannel(_Channel):
 
     def push_epochs(self, steps, quats, fixes, views=None):
         """The heading of the receiver's epochs at ``steps``: the vehicle's
-        quaternions ``quats`` (n, 4) and the fix state codes ``fixes`` (n,)."""
+        quaternions ``quats`` (n, 4) and the fix state codes ``fixes`` (n,);
+        their messages encoded together (:meth:`encode_rows`)."""
         records = self.model.epoch_records(quats, fixes)
+        kept = []
         for i, (k, record) in enumerate(zip(np.asarray(steps).tolist(), records)):
-            self.push_row(k, self.model.row(record), None if views is None else views[i])
+            row = self.faults.row(self.model.row(record), None if views is None else views[i])
+            if row is not None:
+                kept.append((k, row))
+        if not kept:
+            return
+        steps, rows = zip(*kept)
+        messages = self.encode_rows(rows, steps) if self.encoding else [()] * len(rows)
+        for k, row, sent in zip(steps, rows, messages):
+            self.push(k, row, sent)
 
     def encode(self, row, k_sample):
-        imu = msg.heading_imu(row, self.timeline.ns(k_sample), self.frame)
-        if imu is None:           # no heading in the epoch: nothing is published
-            return []
-        return [(GNSS_TOPICS['heading'],
-                 bytes(msg.TYPESTORE.serialize_cdr(imu, 'sensor_msgs/msg/Imu')))]
+        return self.encode_rows([row], [k_sample])[0]
+
+    def encode_rows(self, rows, steps):
+        """The messages of each row sampled at ``steps``: its heading, or none
+        in an epoch without one."""
+        kept, encoded = self.batches.gnss_heading(rows, self.timeline.ns_of_steps(steps),
+                                                  self.frame)
+        out = [[] for _ in rows]
+        for i, data in zip(kept, encoded.messages()):
+            out[i] = [(GNSS_TOPICS['heading'], data)]
+        return out
 
 
 def imu_rows(values):
@@ -239,7 +275,6 @@ class ImuChannel(_Channel):
     def __init__(self, vehicle):
         super().__init__(vehicle)
         self.frame = vehicle.frame_prefix + IMU_FRAME
-        self.batches = vehicle.batches
         self._one = None
 
     def push_block(self, steps, values, views=None):
@@ -308,7 +343,6 @@ class InsChannel(_Channel):
         super().__init__(vehicle)
         self.names = vehicle.topics
         self.prefix = vehicle.frame_prefix
-        self.batches = vehicle.batches
         t = vehicle.topics
         types = [(t.odom, 'nav_msgs/msg/Odometry'), (t.fix, 'sensor_msgs/msg/NavSatFix'),
                  (t.imu, 'sensor_msgs/msg/Imu')]

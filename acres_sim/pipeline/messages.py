@@ -41,13 +41,13 @@ from acres_sim.pipeline import interfaces
 
 __all__ = [
     'FIX_STATUS', 'GPS_FIX_STATUS', 'MIN_VARIANCE', 'SERVICE_GNSS', 'TYPESTORE',
-    'UNKNOWN_ANGLE_VARIANCE',
-    'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row', 'event_status',
-    'gps_fix_from_gnss_row', 'gst_string', 'ground_truth_odometry', 'header', 'heading_imu',
-    'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances',
-    'ins_velocity', 'model_variance', 'navsat_fix_from_gnss_row', 'navsat_service',
-    'nmea_string', 'stamp', 'tf_message',
-    'transform_from_odometry', 'transform_stamped', 'utm_odometry',
+    'UNKNOWN_ANGLE_VARIANCE', 'clock', 'diag3', 'diag6', 'diagnostics_from_gnss_row',
+    'event_status', 'gnss_status', 'gps_fix_from_gnss_row', 'gps_fix_values',
+    'ground_truth_odometry', 'gst_string', 'header', 'heading_imu', 'heading_values',
+    'imu_from_imu_row', 'imu_variances', 'ins_fix', 'ins_imu', 'ins_variances', 'ins_velocity',
+    'model_variance', 'navsat_fix_from_gnss_row', 'navsat_fix_values', 'navsat_service',
+    'nmea_string', 'stamp', 'tf_message', 'transform_from_odometry', 'transform_stamped',
+    'utm_odometry',
 ]
 
 #: The typestore whose classes the builders use (its definitions equal Humble's
@@ -203,6 +203,25 @@ def navsat_service(cfg) -> int:
     return sum(bit for name, bit in bits if cfg[f'gnss.constellations.{name}'])
 
 
+def navsat_fix_values(row: dict):
+    """The numbers of a ``gnss.jsonl`` row's NavSatFix (see
+    :func:`navsat_fix_from_gnss_row`): (status, latitude, longitude, altitude,
+    the covariance's ENU diagonal (3) or None, covariance type)."""
+    status = FIX_STATUS[row.get('fix_type', 'no_fix')]
+    lat, lon = row.get('latitude_deg'), row.get('longitude_deg')
+    alt = row.get('ellipsoidal_height_m')
+    if status == NavSatStatus.STATUS_NO_FIX or lat is None or lon is None or alt is None:
+        return NavSatStatus.STATUS_NO_FIX, _NAN, _NAN, _NAN, None, \
+            NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    cov_enu = row.get('covariance_enu_m2')
+    if cov_enu is None:
+        return status, float(lat), float(lon), float(alt), None, \
+            NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    floor = MIN_VARIANCE
+    return status, float(lat), float(lon), float(alt), \
+        [max(v, floor) for v in _three(cov_enu)], NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+
+
 def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: int = SERVICE_GNSS):
     """sensor_msgs/NavSatFix from a ``gnss.jsonl`` row.
 
@@ -211,29 +230,17 @@ def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: i
     ENU diagonal ``covariance_enu_m2`` (floored at :data:`MIN_VARIANCE`),
     ``DIAGONAL_KNOWN``.  A row in no_fix,
     or a row without geodetic keys (site disabled), gives ``STATUS_NO_FIX``,
-    NaN position and ``COVARIANCE_TYPE_UNKNOWN``.
+    NaN position and ``COVARIANCE_TYPE_UNKNOWN``; a fix without a covariance
+    gives a zero one, ``UNKNOWN``.  The numbers are :func:`navsat_fix_values`'.
     """
-    fix_type = row.get('fix_type', 'no_fix')
-    status = FIX_STATUS[fix_type]
-    lat, lon = row.get('latitude_deg'), row.get('longitude_deg')
-    alt = row.get('ellipsoidal_height_m')
-    cov_enu = row.get('covariance_enu_m2')
-    if status == NavSatStatus.STATUS_NO_FIX or lat is None or lon is None or alt is None:
-        status = NavSatStatus.STATUS_NO_FIX
-        lat = lon = alt = _NAN
-        cov = np.zeros(9, dtype=np.float64)
-        cov_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
-    else:
-        if cov_enu is None:
-            cov = np.zeros(9, dtype=np.float64)
-            cov_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
-        else:
-            cov = diag3(cov_enu)
-            cov_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    status, lat, lon, alt, cov_enu, cov_type = navsat_fix_values(row)
+    cov = np.zeros(9, dtype=np.float64)
+    if cov_enu is not None:
+        cov[::4] = cov_enu
     return NavSatFix(
         header=header(stamp_ns, frame_id),
         status=NavSatStatus(status=int(status), service=int(service)),
-        latitude=float(lat), longitude=float(lon), altitude=float(alt),
+        latitude=lat, longitude=lon, altitude=alt,
         position_covariance=cov, position_covariance_type=int(cov_type))
 
 
@@ -262,6 +269,37 @@ def gst_string(row: dict):
     return String(data=sentence)
 
 
+def gps_fix_values(row: dict):
+    """The numbers of a ``gnss.jsonl`` row's GPSFix beyond its NavSatFix's
+    (see :func:`gps_fix_from_gnss_row`), a dict by field name: ``status``
+    and ``position_source`` (GPSStatus), ``satellites_used``,
+    ``satellites_visible``, ``pdop``, ``hdop``, ``vdop`` and the 95 % radii
+    ``err``, ``err_horz``, ``err_vert``; and ``fix``, the NavSatFix's
+    :func:`navsat_fix_values`."""
+    fix = navsat_fix_values(row)
+    has_fix = fix[0] != NavSatStatus.STATUS_NO_FIX
+    err = err_horz = err_vert = _NAN
+    sigma = row.get('sigma_enu_m')
+    if has_fix and sigma is not None:
+        se, sn, su = (float(v) for v in sigma)
+        err_horz, err_vert = horizontal_radius_95(se, sn), vertical_bound_95(su)
+        err = spherical_radius_95(se, sn, su)
+
+    def dop(name):
+        value = row.get(name)
+        return -1.0 if value is None else float(value)
+
+    return {
+        'fix': fix,
+        'status': GPS_FIX_STATUS[row.get('fix_type', 'no_fix') if has_fix else 'no_fix'],
+        'position_source': GPSStatus.SOURCE_GPS if has_fix else GPSStatus.SOURCE_NONE,
+        'satellites_used': int(row.get('satellites_used', 0)),
+        'satellites_visible': int(row.get('satellites_above_mask', 0)),
+        'pdop': dop('pdop'), 'hdop': dop('hdop'), 'vdop': dop('vdop'),
+        'err': err, 'err_horz': err_horz, 'err_vert': err_vert,
+    }
+
+
 def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
     """gps_msgs/GPSFix from a ``gnss.jsonl`` row (docs/gnss_receiver.md, "GPSFix").
 
@@ -277,42 +315,43 @@ def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
     ``err_horz``, ``err_vert``, ``err``: the 95 % radii of the reported sigmas
     (:mod:`acres_sim.core.gnss.accuracy`).  Every value the receiver does not
     have (track, speed, climb, pitch, roll, dip and their errors, err_time) is
-    NaN, as are position and errors without a fix."""
+    NaN, as are position and errors without a fix.  The numbers are
+    :func:`gps_fix_values`'."""
     fix = navsat_fix_from_gnss_row(row, stamp_ns, frame_id)
-    has_fix = fix.status.status != NavSatStatus.STATUS_NO_FIX
-    fix_type = row.get('fix_type', 'no_fix') if has_fix else 'no_fix'
+    v = gps_fix_values(row)
     nan = _NAN
-    err = err_horz = err_vert = nan
-    sigma = row.get('sigma_enu_m')
-    if has_fix and sigma is not None:
-        se, sn, su = (float(v) for v in sigma)
-        err_horz, err_vert = horizontal_radius_95(se, sn), vertical_bound_95(su)
-        err = spherical_radius_95(se, sn, su)
     head = header(stamp_ns, frame_id)
+    none = np.zeros(0, dtype=np.int32)
     status = GPSStatus(
-        header=head, satellites_used=int(row.get('satellites_used', 0)),
-        satellite_used_prn=np.zeros(0, dtype=np.int32),
-        satellites_visible=int(row.get('satellites_above_mask', 0)),
-        satellite_visible_prn=np.zeros(0, dtype=np.int32),
-        satellite_visible_z=np.zeros(0, dtype=np.int32),
-        satellite_visible_azimuth=np.zeros(0, dtype=np.int32),
-        satellite_visible_snr=np.zeros(0, dtype=np.int32),
-        status=int(GPS_FIX_STATUS[fix_type]),
+        header=head, satellites_used=v['satellites_used'], satellite_used_prn=none,
+        satellites_visible=v['satellites_visible'], satellite_visible_prn=none,
+        satellite_visible_z=none, satellite_visible_azimuth=none, satellite_visible_snr=none,
+        status=int(v['status']),
         motion_source=int(GPSStatus.SOURCE_NONE), orientation_source=int(GPSStatus.SOURCE_NONE),
-        position_source=int(GPSStatus.SOURCE_GPS if has_fix else GPSStatus.SOURCE_NONE))
-
-    def dop(name):
-        value = row.get(name)
-        return -1.0 if value is None else float(value)
-
+        position_source=int(v['position_source']))
     return GPSFix(
         header=head, status=status, latitude=fix.latitude, longitude=fix.longitude,
         altitude=fix.altitude, track=nan, speed=nan, climb=nan, pitch=nan, roll=nan, dip=nan,
-        time=int(stamp_ns) / 1e9, gdop=-1.0, pdop=dop('pdop'), hdop=dop('hdop'),
-        vdop=dop('vdop'), tdop=-1.0, err=err, err_horz=err_horz, err_vert=err_vert,
+        time=int(stamp_ns) / 1e9, gdop=-1.0, pdop=v['pdop'], hdop=v['hdop'],
+        vdop=v['vdop'], tdop=-1.0, err=v['err'], err_horz=v['err_horz'], err_vert=v['err_vert'],
         err_track=nan, err_speed=nan, err_climb=nan, err_time=nan, err_pitch=nan,
         err_roll=nan, err_dip=nan, position_covariance=fix.position_covariance,
         position_covariance_type=fix.position_covariance_type)
+
+
+def heading_values(row: dict):
+    """The numbers of a ``gnss_heading.jsonl`` row's Imu (see
+    :func:`heading_imu`): (the orientation quaternion x, y, z, w, the
+    orientation covariance's diagonal), or None without a heading."""
+    if not row.get('heading_valid'):
+        return None
+    yaw = float(row['heading_rad'])
+    pitch = row.get('pitch_rad')
+    pitch_var = UNKNOWN_ANGLE_VARIANCE if pitch is None else float(row['sigma_pitch_rad']) ** 2
+    yaw_var = float(row['sigma_heading_rad']) ** 2
+    q = quat_multiply(q_z(yaw), q_y(0.0 if pitch is None else float(pitch)))   # roll 0
+    floor = MIN_VARIANCE
+    return q, [max(v, floor) for v in (UNKNOWN_ANGLE_VARIANCE, pitch_var, yaw_var)]
 
 
 def heading_imu(row: dict, stamp_ns: int, frame_id: str):
@@ -325,19 +364,16 @@ def heading_imu(row: dict, stamp_ns: int, frame_id: str):
     :data:`MIN_VARIANCE`) on the diagonal, :data:`UNKNOWN_ANGLE_VARIANCE` for the
     roll and for a pitch the baseline does not give.  No angular velocity or
     acceleration: element 0 of their covariances is -1 (REP-145; the u-blox
-    driver's navheading does the same)."""
-    if not row.get('heading_valid'):
+    driver's navheading does the same).  The numbers are :func:`heading_values`'."""
+    values = heading_values(row)
+    if values is None:
         return None
-    yaw = float(row['heading_rad'])
-    pitch = row.get('pitch_rad')
-    pitch_var = UNKNOWN_ANGLE_VARIANCE if pitch is None else float(row['sigma_pitch_rad']) ** 2
-    yaw_var = float(row['sigma_heading_rad']) ** 2
-    q = quat_multiply(q_z(yaw), q_y(0.0 if pitch is None else float(pitch)))   # roll 0
+    q, variances = values
     not_provided = np.zeros(9, dtype=np.float64)
     not_provided[0] = -1.0
     return Imu(
         header=header(stamp_ns, frame_id), orientation=_quat(q),
-        orientation_covariance=diag3((UNKNOWN_ANGLE_VARIANCE, pitch_var, yaw_var)),
+        orientation_covariance=diag3(variances),
         angular_velocity=_vec3((0.0, 0.0, 0.0)), angular_velocity_covariance=not_provided,
         linear_acceleration=_vec3((0.0, 0.0, 0.0)),
         linear_acceleration_covariance=not_provided.copy())
@@ -362,22 +398,31 @@ _DIAG_KEYS = (
 )
 
 
+def gnss_status(row: dict, name: str, hardware_id: str = ''):
+    """The receiver's DiagnosticStatus of a ``gnss.jsonl`` row (see
+    :func:`diagnostics_from_gnss_row`) as (level, name, message, hardware_id,
+    [(key, value), ...])."""
+    fix_type = row.get('fix_type', 'no_fix')
+    values = [(k, _fmt(row.get(k))) for k in _DIAG_KEYS if k in row]
+    message = str(row.get('solution', fix_type))
+    if row.get('events'):          # the fault events at work (none: the key is absent)
+        values.append(('events', ', '.join(row['events'])))
+        message += f' (events: {", ".join(row["events"])})'
+    return int(_LEVEL_BY_FIX[fix_type]), str(name), message, str(hardware_id), values
+
+
 def diagnostics_from_gnss_row(row: dict, stamp_ns: int, name: str, hardware_id: str = ''):
     """diagnostic_msgs/DiagnosticArray with one status for the receiver:
     level OK in rtk_fixed, WARN in rtk_float, dgps and single, ERROR in no_fix;
     message the solution label; key/values fix type, satellites, DOPs,
     multipath, correction age, lock / convergence / time-to-fix ('n/a' when
-    null), horizontal σ; and the fault events at work, when there are any."""
-    fix_type = row.get('fix_type', 'no_fix')
-    values = [KeyValue(key=k, value=_fmt(row.get(k))) for k in _DIAG_KEYS if k in row]
-    message = str(row.get('solution', fix_type))
-    if row.get('events'):          # the fault events at work (none: the key is absent)
-        values.append(KeyValue(key='events', value=', '.join(row['events'])))
-        message += f' (events: {", ".join(row["events"])})'
+    null), horizontal σ; and the fault events at work, when there are any
+    (:func:`gnss_status`; :func:`acres_sim.pipeline.cdr.diagnostic_array`
+    encodes the same message without building it)."""
+    level, name, message, hardware_id, values = gnss_status(row, name, hardware_id)
     status = DiagnosticStatus(
-        level=int(_LEVEL_BY_FIX[fix_type]),
-        name=str(name), message=message,
-        hardware_id=str(hardware_id), values=values)
+        level=level, name=name, message=message, hardware_id=hardware_id,
+        values=[KeyValue(key=k, value=v) for k, v in values])
     return DiagnosticArray(header=header(stamp_ns, ''), status=[status])
 
 

@@ -57,8 +57,6 @@ class StepChannel(_Channel):
         super().__init__(vehicle)
         self.model = model
         self.prefix = vehicle.frame_prefix
-        self.batches = vehicle.batches
-        self.timeline = vehicle.timeline
 
     def push_block(self, k0, states):
         """Sample the steps k0 .. of ``states`` and push every sample into the line."""

@@ -17,7 +17,10 @@ spawned, SIGINT and SIGTERM ignored, it ends through its pipe.  It holds the
 folder's writers lock while it draws (:func:`acres_sim.record.output.hold_writers_lock`),
 and it renames the picture into place only while the recorder is still
 there to say so in ``episode.json``: when the recorder died meanwhile (its
-pipe ended) the part file goes and ``report.png`` is left as it was.  An error
+pipe ended) the part file goes and ``report.png`` is left as it was.  Once
+it has said the picture is drawn it ends at once (``os._exit``: nothing is
+left to tidy, and the interpreter's teardown of matplotlib and the figure
+took longer than writing the PNG).  An error
 of the drawing comes back as the exception itself when it can be pickled (an
 OSError keeps its file name and reason), else as a :class:`ReportProcessError`
 with the child's traceback; a child that dies is a ReportProcessError too.
@@ -26,6 +29,7 @@ with the child's traceback; a child that dies is a ReportProcessError too.
 import gc
 import multiprocessing
 import multiprocessing.util
+import os
 from pathlib import Path
 import pickle
 import sys
@@ -89,6 +93,17 @@ def _child_main(inbox, outbox) -> None:
         outbox.send(('drawn',))
     except OSError:
         pass
+    _leave()
+
+
+def _leave():
+    """End the process once report.png is in place and said: at once, without
+    the interpreter's teardown of matplotlib, the pages and the figure (0.4 s
+    after a 600 s run, which the recorder waited for in :meth:`ReportProcess.close`);
+    the kernel closes its files and releases its lock."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _send_error(outbox, err):
@@ -105,8 +120,9 @@ def _send_error(outbox, err):
 
 
 class ReportProcess:
-    """Parent side: start the report writer now (it imports while the run goes
-    on), :meth:`draw` once at the end, :meth:`close` (idempotent, also at exit)."""
+    """Parent side: start the report writer now (it imports while the run is
+    set up and goes on), :meth:`draw` once at the end, :meth:`close`
+    (idempotent, also at exit) or :meth:`discard` when nothing is to be drawn."""
 
     def __init__(self):
         ctx = multiprocessing.get_context('spawn')
@@ -156,6 +172,14 @@ class ReportProcess:
             return
         self.closed = True
         end_child(self._process, self._inbox, self._outbox)
+
+    def discard(self) -> None:
+        """End a process that was never asked to draw at once, without waiting
+        for its imports (a recording that failed to start): it holds no file
+        and no lock until then."""
+        if not self.closed:
+            self._process.kill()
+            self.close()
 
     def _reply(self):
         """The child's answer, or None when it died without one (its end of

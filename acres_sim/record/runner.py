@@ -32,8 +32,9 @@ writer processes take the heaviest writing off the simulation's process, to
 the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
 and ``ins.jsonl`` and ``truth.jsonl`` are built from the block arrays and
 written in the other (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl``
-and ``imu.jsonl`` stay here.  A third imports matplotlib while the run goes
-on and draws ``report.png`` at its end (:mod:`acres_sim.record.report_process`).
+and ``imu.jsonl`` stay here.  A third, started first, imports matplotlib
+while the run is set up and goes on, and draws ``report.png`` at its end
+(:mod:`acres_sim.record.report_process`).
 Without the bag (``RecordRequest.bag`` False, ``--no-bag``) there is no bag
 writer and no channel encodes a message; without the report (``report``
 False) no report process starts and no report.png is drawn: the rows are the
@@ -218,7 +219,8 @@ class _Recording:
             for agent in self.agents:
                 for channel in agent.vehicle.channels.values():
                     channel.encoding = False
-        self.rows = self.bag = self.reporter = None     # the writers: start()
+        self.rows = self.bag = None     # the writers: start()
+        self.reporter = None            # the report process: record() starts it
         self.batches = self.agents[0].vehicle.batches     # /clock
         self.timeline = self.agents[0].vehicle.timeline   # the ROS times of the steps
         self.cut_short = False
@@ -277,11 +279,9 @@ class _Recording:
         return paths
 
     def start(self):
-        """Open the files and start the writer processes (the folder is ready);
-        the report's first, as it has the most to import, then the row and bag
-        writers, which start side by side: each is waited for once both run."""
-        if self.request.report:
-            self.reporter = ReportProcess()
+        """Open the files and start the row and bag writers (the folder is
+        ready), side by side: each is waited for once both run.  The report
+        process runs already (:func:`record` starts it first)."""
         for agent in self.agents:
             agent.folder.mkdir(parents=True, exist_ok=True)
             agent.files = {name: JsonlWriter(path)
@@ -816,15 +816,24 @@ def record(request: RecordRequest, stop: StopSignals = None):
     is whole), OSError / WriterProcessError when the writers cannot start (the
     previous recording is back in place)."""
     with contextlib.nullcontext(stop) if stop is not None else StopSignals() as stop:
-        recording = _Recording(request, stop)
-        folder = OutputFolder(request.out)
-        folder.open(recording.files())
+        # The report process first: it imports matplotlib, the most of any writer,
+        # while the run is set up (a third of a second here) and then goes on.
+        reporter = ReportProcess() if request.report else None
+        try:
+            recording = _Recording(request, stop)
+            recording.reporter = reporter
+            folder = OutputFolder(request.out)
+            folder.open(recording.files())
+        except BaseException:
+            if reporter is not None:
+                reporter.discard()
+            raise
         try:
             _start(recording, folder, stop)
             episode = recording.run()
         finally:
-            if recording.reporter is not None:     # it has drawn, or draws nothing now
-                recording.reporter.close()
+            if reporter is not None:     # it has drawn, or draws nothing now
+                reporter.close()
             folder.close()
     return episode, recording.summary_text
 
@@ -842,13 +851,15 @@ def _start(recording, folder, stop):
             raise RecordingStopped(f'stopped by {stop.name} before the recording started; '
                                    f'{folder.out} is as it was')
     except BaseException:
-        for writer in [recording.bag, recording.rows, recording.reporter] + [
+        for writer in [recording.bag, recording.rows] + [
                 file for agent in recording.agents for file in agent.files.values()]:
             if writer is not None:
                 try:
                     writer.close()
                 except Exception:  # noqa: BLE001 - it failed to start anyway
                     pass
+        if recording.reporter is not None:       # it has drawn nothing: no need to wait
+            recording.reporter.discard()
         folder.restore()
         raise
     folder.keep()

@@ -29,7 +29,7 @@ class Listeners:
         self._since = -float('inf')  # time.monotonic() of the counts in _heard
 
     def publish(self, publisher, data):
-        """``publisher.publish(data)`` if the publisher has a subscriber."""
+        """``publisher.publish(data)`` if the publisher has a subscriber; whether it did."""
         now = time.monotonic()
         if now - self._since > self.check_s:
             self._heard.clear()
@@ -39,3 +39,4 @@ class Listeners:
             heard = self._heard[publisher] = publisher.get_subscription_count() > 0
         if heard:
             publisher.publish(data)
+        return heard

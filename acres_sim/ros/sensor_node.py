@@ -133,7 +133,7 @@ class SensorNode(Node):
         warmed(self.get_logger().info, [truth_from_state], warm_truth)   # before the truth
         self.last_step = None
         self.counts = {'truth': 0, 'gaps': 0, 'steps_missed': 0, 'restarts': 0,
-                       'bad_messages': 0, 'published': 0}
+                       'bad_messages': 0, 'delivered': 0, 'published': 0}
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
                                                      self.output_qos)
         # topic -> publisher of everything the channels send (a type that is not
@@ -188,11 +188,14 @@ class SensorNode(Node):
         raise NotImplementedError
 
     def deliver(self, delivery):
-        """Publish the messages of one sample the channel delivers."""
+        """Publish the messages of one sample the channel delivers; whether any
+        went out (none does to a topic without a subscriber)."""
+        sent = False
         for topic, data in delivery.messages:
             publisher = self.outputs.get(topic)
             if publisher is not None:
-                self.listeners.publish(publisher, data)
+                sent = self.listeners.publish(publisher, data) or sent
+        return sent
 
     # -- the truth stream -----------------------------------------------------
 
@@ -260,8 +263,8 @@ class SensorNode(Node):
         for row in self.on_step(k, truth, restart, view, teleported):
             self.channel.push_row(k, row, view)
         for delivery in self.channel.drain(k):
-            self.deliver(delivery)
-            self.counts['published'] += 1
+            self.counts['delivered'] += 1               # the sample's time came ...
+            self.counts['published'] += bool(self.deliver(delivery))   # ... and someone took it
             self.output.published(delivery.k_sample)
         for channel in self.side_channels:
             for delivery in channel.drain(k):
