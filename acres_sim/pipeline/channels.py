@@ -180,33 +180,44 @@ class GnssChannel(_Channel):
             self.push(k, row, sent, extra=antenna)
 
     def encode(self, row, k_sample):
-        return self.encode_rows([row], [k_sample])[0]
+        """The messages of one row (a live node's epoch), as :meth:`encode_rows`
+        gives them: the fix and GPSFix from the row builders (for one message
+        cheaper than columns)."""
+        stamp = self.timeline.ns(k_sample)
+        serialise = msg.TYPESTORE.serialize_cdr
+        fix = bytes(serialise(msg.navsat_fix_from_gnss_row(row, stamp, self.frame, self.service),
+                              'sensor_msgs/msg/NavSatFix'))
+        gps_fix = (bytes(serialise(msg.gps_fix_from_gnss_row(row, stamp, self.frame),
+                                   GPS_FIX_TYPE)) if self.gpsfix else None)
+        return self._sent(row, stamp, fix, gps_fix)
 
     def encode_rows(self, rows, steps):
         """The messages of each row sampled at ``steps``, in publishing order:
         the fix, the GGA and GST sentences (a row without a GGA has neither),
-        the GPSFix, the status on /diagnostics."""
+        the GPSFix, the status on /diagnostics; the fixes and GPSFixes of the
+        rows encoded together (MessageBatches.gnss_fix, gps_fix)."""
         t_ns = self.timeline.ns_of_steps(steps)
         fixes = self.batches.gnss_fix(rows, t_ns, self.frame, self.service).messages()
         gps_fixes = (self.batches.gps_fix(rows, t_ns, self.frame).messages() if self.gpsfix
                      else [None] * len(rows))
+        return [self._sent(row, stamp, fix, gps_fix)
+                for row, stamp, fix, gps_fix in zip(rows, t_ns.tolist(), fixes, gps_fixes)]
+
+    def _sent(self, row, stamp, fix, gps_fix):
+        """The messages of a row around its encoded fix and GPSFix (None: none)."""
         serialise = msg.TYPESTORE.serialize_cdr
-        out = []
-        for row, stamp, fix, gps_fix in zip(rows, t_ns.tolist(), fixes, gps_fixes):
-            sent = [(GNSS_TOPICS['fix'], fix)]
-            sentence = msg.nmea_string(row)
-            if sentence is not None:
+        sent = [(GNSS_TOPICS['fix'], fix)]
+        sentence = msg.nmea_string(row)
+        if sentence is not None:
+            sent.append((GNSS_TOPICS['nmea'], bytes(serialise(sentence, 'std_msgs/msg/String'))))
+            if self.gst:         # the GST of the epoch right after its GGA, as receivers send it
                 sent.append((GNSS_TOPICS['nmea'],
-                             bytes(serialise(sentence, 'std_msgs/msg/String'))))
-                if self.gst:     # the GST of the epoch right after its GGA, as receivers send it
-                    sent.append((GNSS_TOPICS['nmea'],
-                                 bytes(serialise(msg.gst_string(row), 'std_msgs/msg/String'))))
-            if gps_fix is not None:
-                sent.append((GNSS_TOPICS['gpsfix'], gps_fix))
-            sent.append((DIAGNOSTICS_TOPIC, diagnostic_array(
-                stamp, '', [msg.gnss_status(row, self.status_name)])))
-            out.append(sent)
-        return out
+                             bytes(serialise(msg.gst_string(row), 'std_msgs/msg/String'))))
+        if gps_fix is not None:
+            sent.append((GNSS_TOPICS['gpsfix'], gps_fix))
+        sent.append((DIAGNOSTICS_TOPIC, diagnostic_array(
+            stamp, '', [msg.gnss_status(row, self.status_name)])))
+        return sent
 
 
 class GnssHeadingChannel(_Channel):
@@ -241,11 +252,17 @@ class GnssHeadingChannel(_Channel):
             self.push(k, row, sent)
 
     def encode(self, row, k_sample):
-        return self.encode_rows([row], [k_sample])[0]
+        """The messages of one row (a live node's epoch), as :meth:`encode_rows`
+        gives them, from the row builder."""
+        imu = msg.heading_imu(row, self.timeline.ns(k_sample), self.frame)
+        if imu is None:           # no heading in the epoch: nothing is published
+            return []
+        return [(GNSS_TOPICS['heading'],
+                 bytes(msg.TYPESTORE.serialize_cdr(imu, 'sensor_msgs/msg/Imu')))]
 
     def encode_rows(self, rows, steps):
         """The messages of each row sampled at ``steps``: its heading, or none
-        in an epoch without one."""
+        in an epoch without one (encoded together, MessageBatches.gnss_heading)."""
         kept, encoded = self.batches.gnss_heading(rows, self.timeline.ns_of_steps(steps),
                                                   self.frame)
         out = [[] for _ in rows]

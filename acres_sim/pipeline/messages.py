@@ -317,8 +317,11 @@ def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
     have (track, speed, climb, pitch, roll, dip and their errors, err_time) is
     NaN, as are position and errors without a fix.  The numbers are
     :func:`gps_fix_values`'."""
-    fix = navsat_fix_from_gnss_row(row, stamp_ns, frame_id)
     v = gps_fix_values(row)
+    _status, latitude, longitude, altitude, cov_enu, cov_type = v['fix']
+    covariance = np.zeros(9, dtype=np.float64)
+    if cov_enu is not None:
+        covariance[::4] = cov_enu
     nan = _NAN
     head = header(stamp_ns, frame_id)
     none = np.zeros(0, dtype=np.int32)
@@ -330,13 +333,13 @@ def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
         motion_source=int(GPSStatus.SOURCE_NONE), orientation_source=int(GPSStatus.SOURCE_NONE),
         position_source=int(v['position_source']))
     return GPSFix(
-        header=head, status=status, latitude=fix.latitude, longitude=fix.longitude,
-        altitude=fix.altitude, track=nan, speed=nan, climb=nan, pitch=nan, roll=nan, dip=nan,
+        header=head, status=status, latitude=latitude, longitude=longitude,
+        altitude=altitude, track=nan, speed=nan, climb=nan, pitch=nan, roll=nan, dip=nan,
         time=int(stamp_ns) / 1e9, gdop=-1.0, pdop=v['pdop'], hdop=v['hdop'],
         vdop=v['vdop'], tdop=-1.0, err=v['err'], err_horz=v['err_horz'], err_vert=v['err_vert'],
         err_track=nan, err_speed=nan, err_climb=nan, err_time=nan, err_pitch=nan,
-        err_roll=nan, err_dip=nan, position_covariance=fix.position_covariance,
-        position_covariance_type=fix.position_covariance_type)
+        err_roll=nan, err_dip=nan, position_covariance=covariance,
+        position_covariance_type=int(cov_type))
 
 
 def heading_values(row: dict):
