@@ -258,7 +258,6 @@ class MessageBatches:
         arr['linear_acceleration_covariance'] = msg.diag3(self.imu_var['accel_var'])
         return encoded_layout(layout, arr)
 
-
     # -- the GNSS receiver's rows
     def gnss_fix(self, rows, t_ns, frame_id, service):
         """gnss_receiver/fix (messages.navsat_fix_from_gnss_row) of each row."""
