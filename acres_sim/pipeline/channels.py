@@ -91,16 +91,17 @@ class _Channel:
                                    self.truth_keys)
         self.encoding = True     # False: no message is encoded (the rows stay as they are)
 
-    def push(self, k, row, messages=(), extra=None):
+    def push(self, k, row, messages=None, extra=None):
         """Emit: ``row`` sampled at step ``k`` enters the line, with its
-        ``messages`` if they are encoded already (else they are encoded from
-        the timed row when it leaves), and ``extra``, given back with it."""
+        ``messages`` if they are encoded already (None: they are encoded from
+        the timed row when it leaves; an empty list: it sends none), and
+        ``extra``, given back with it."""
         self.line.push(k, (row, messages, extra))
 
     def push_many(self, steps, rows, messages=None):
         """A block of samples: ``rows[i]`` sampled at ``steps[i]``, with its
         ``messages[i]`` (None: encoded when they leave), as :meth:`push` takes them."""
-        messages = [()] * len(rows) if messages is None else messages
+        messages = [None] * len(rows) if messages is None else messages
         self.line.push_many(steps, [(row, m, None) for row, m in zip(rows, messages)])
 
     def push_row(self, k, row, view=None):
@@ -117,7 +118,7 @@ class _Channel:
             row, messages, extra = release.item
             k_sample, k_delivery = release.sample_step, release.delivery_step
             timed = timed_row(row, k_sample, k_delivery / PHYSICS_HZ, self.delay_s)
-            if not messages:
+            if messages is None:
                 messages = self.encode(timed, k_sample) if self.encoding else []
             out.append(Delivery(k_sample, k_delivery, timed, messages, extra))
         return out
@@ -175,7 +176,7 @@ class GnssChannel(_Channel):
         if not kept:
             return
         steps, rows, antennas = zip(*kept)
-        messages = self.encode_rows(rows, steps) if self.encoding else [()] * len(rows)
+        messages = self.encode_rows(rows, steps) if self.encoding else [None] * len(rows)
         for k, row, antenna, sent in zip(steps, rows, antennas, messages):
             self.push(k, row, sent, extra=antenna)
 
@@ -247,7 +248,7 @@ class GnssHeadingChannel(_Channel):
         if not kept:
             return
         steps, rows = zip(*kept)
-        messages = self.encode_rows(rows, steps) if self.encoding else [()] * len(rows)
+        messages = self.encode_rows(rows, steps) if self.encoding else [None] * len(rows)
         for k, row, sent in zip(steps, rows, messages):
             self.push(k, row, sent)
 
