@@ -12,13 +12,16 @@ node publishes the bytes at the delivery step.
   ``gnss_receiver/nmea`` (the GGA sentence, when the row has one, followed by
   the GST sentence with ``gnss.nmea.gst``), ``gnss_receiver/gpsfix``
   (gps_msgs/GPSFix, with ``gnss.gpsfix``) and the receiver's status on
-  ``/diagnostics``, encoded from the delivered row (never from its truth).
+  ``/diagnostics``, encoded from the row it delivers (never from its truth):
+  a block of epochs when they enter the line (:meth:`GnssChannel.push_epochs`,
+  the recorder) or one row as it leaves (a live node's
+  :meth:`GnssChannel.push_row`), the same bytes either way.
 * :class:`GnssHeadingChannel` (with ``gnss.heading.enabled``): the
   dual-antenna heading's rows (``gnss_heading.jsonl``) and
   ``gnss_receiver/heading`` (sensor_msgs/Imu with the orientation only, in the
   antenna frame; nothing in an epoch without a heading), delivered at
-  t_sample + delay_s like the receiver's rows; the GNSS receiver's dropout and
-  freeze events apply to it too.
+  t_sample + delay_s like the receiver's rows, encoded as the receiver's; the
+  GNSS receiver's dropout and freeze events apply to it too.
 * :class:`ImuChannel`: ``imu/data_raw``, encoded when the sample enters the
   line -- a block of samples at once (:meth:`ImuChannel.push_block`) or one
   (:meth:`ImuChannel.push_row`), the same bytes either way.
