@@ -396,7 +396,7 @@ def test_the_gnss_channels_block_encoding_is_the_row_builders(receiver_rows, gps
     """The receiver's messages encoded a block at a time (the fix and GPSFix by
     column, the status by cdr.diagnostic_array) are, byte for byte, those of
     the row builders serialised by rosbags, one row at a time."""
-    config, rows = receiver_rows
+    _config, rows = receiver_rows
     vehicle = build_vehicle(load_config(rig='polaris', overrides={'gnss.gpsfix': gpsfix}),
                             'polaris', sensors=('gnss',))
     channel = vehicle.channels['gnss']

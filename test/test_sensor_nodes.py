@@ -349,7 +349,7 @@ def test_a_sample_nobody_subscribes_to_is_delivered_not_published(ros_context, r
     from acres_sim.ros.listeners import Listeners
     from acres_sim.ros.imu_node import ImuNode
 
-    states, imu_rows, _ = reference
+    states, _imu_rows, _ = reference
     node = make_node(ImuNode)
     try:
         node.listeners = Listeners(check_s=-1.0)          # the count asked at every publish
