@@ -817,7 +817,7 @@ def record(request: RecordRequest, stop: StopSignals = None):
     previous recording is back in place)."""
     with contextlib.nullcontext(stop) if stop is not None else StopSignals() as stop:
         # The report process first: it imports matplotlib, the most of any writer,
-        # while the run is set up (a third of a second here) and then goes on.
+        # while the run is set up and the other writers start, then while it goes on.
         reporter = ReportProcess() if request.report else None
         try:
             recording = _Recording(request, stop)
