@@ -107,6 +107,23 @@ class _Channel:
         messages = [None] * len(rows) if messages is None else messages
         self.line.push_many(steps, [(row, m, None) for row, m in zip(rows, messages)])
 
+    def push_rows(self, steps, rows, views=None, extras=None):
+        """A block of rows sampled at ``steps`` (in order): each passes the
+        output faults (``views``: the events' views at each, None: no event),
+        and those left enter the line with their messages encoded together
+        (:meth:`encode_rows`; none while ``encoding`` is off) and ``extras[i]``."""
+        extras = [None] * len(rows) if extras is None else extras
+        kept = []
+        for i, (k, row, extra) in enumerate(zip(steps, rows, extras)):
+            row = self.faults.row(row, None if views is None else views[i])
+            if row is not None:
+                kept.append((k, row, extra))
+        if not kept:
+            return
+        steps, rows, extras = zip(*kept)
+        messages = self.encode_rows(rows, steps) if self.encoding else [None] * len(rows)
+        self.line.push_many(steps, list(zip(rows, messages, extras)))
+
     def push_row(self, k, row, view=None):
         """One sample's row, as a live node takes them one at a time (``view``:
         the events' views at it, None: no event)."""
@@ -141,6 +158,11 @@ class _Channel:
         """The messages of a delivered row (none by default)."""
         return []
 
+    def encode_rows(self, rows, steps):
+        """The messages of each row sampled at ``steps`` (:meth:`encode` of each
+        by default; a channel may encode them together, the same bytes)."""
+        return [self.encode(row, k) for row, k in zip(rows, steps)]
+
 
 class GnssChannel(_Channel):
     """The receiver's rows and its topics (see the module docstring)."""
@@ -167,21 +189,11 @@ class GnssChannel(_Channel):
         """The block kernel's epochs: the rows of the receiver's ``records`` at
         ``steps``, each with its true antenna position as ``extra`` (``views``:
         the events' views at each, None: no event); their messages encoded
-        together (:meth:`encode_rows`)."""
-        antennas = np.asarray(antennas).tolist()
-        kept = []
-        for i, (k, antenna, record) in enumerate(zip(np.asarray(steps).tolist(), antennas,
-                                                     records)):
-            row = self.faults.row(self.receiver.row(k / PHYSICS_HZ, antenna, record),
-                                  None if views is None else views[i])
-            if row is not None:
-                kept.append((k, row, antenna))
-        if not kept:
-            return
-        steps, rows, antennas = zip(*kept)
-        messages = self.encode_rows(rows, steps) if self.encoding else [None] * len(rows)
-        for k, row, antenna, sent in zip(steps, rows, antennas, messages):
-            self.push(k, row, sent, extra=antenna)
+        together (:meth:`push_rows`)."""
+        steps, antennas = np.asarray(steps).tolist(), np.asarray(antennas).tolist()
+        rows = [self.receiver.row(k / PHYSICS_HZ, antenna, record)
+                for k, antenna, record in zip(steps, antennas, records)]
+        self.push_rows(steps, rows, views, extras=antennas)
 
     def encode(self, row, k_sample):
         """The messages of one row (a live node's epoch), as :meth:`encode_rows`
@@ -241,19 +253,9 @@ class GnssHeadingChannel(_Channel):
     def push_epochs(self, steps, quats, fixes, views=None):
         """The heading of the receiver's epochs at ``steps``: the vehicle's
         quaternions ``quats`` (n, 4) and the fix state codes ``fixes`` (n,);
-        their messages encoded together (:meth:`encode_rows`)."""
-        records = self.model.epoch_records(quats, fixes)
-        kept = []
-        for i, (k, record) in enumerate(zip(np.asarray(steps).tolist(), records)):
-            row = self.faults.row(self.model.row(record), None if views is None else views[i])
-            if row is not None:
-                kept.append((k, row))
-        if not kept:
-            return
-        steps, rows = zip(*kept)
-        messages = self.encode_rows(rows, steps) if self.encoding else [None] * len(rows)
-        for k, row, sent in zip(steps, rows, messages):
-            self.push(k, row, sent)
+        their messages encoded together (:meth:`push_rows`)."""
+        rows = [self.model.row(record) for record in self.model.epoch_records(quats, fixes)]
+        self.push_rows(np.asarray(steps).tolist(), rows, views)
 
     def encode(self, row, k_sample):
         """The messages of one row (a live node's epoch), as :meth:`encode_rows`

@@ -234,9 +234,7 @@ def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: i
     gives a zero one, ``UNKNOWN``.  The numbers are :func:`navsat_fix_values`'.
     """
     status, lat, lon, alt, cov_enu, cov_type = navsat_fix_values(row)
-    cov = np.zeros(9, dtype=np.float64)
-    if cov_enu is not None:
-        cov[::4] = cov_enu
+    cov = np.zeros(9, dtype=np.float64) if cov_enu is None else diag3(cov_enu)
     return NavSatFix(
         header=header(stamp_ns, frame_id),
         status=NavSatStatus(status=int(status), service=int(service)),
@@ -319,9 +317,7 @@ def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
     :func:`gps_fix_values`'."""
     v = gps_fix_values(row)
     _status, latitude, longitude, altitude, cov_enu, cov_type = v['fix']
-    covariance = np.zeros(9, dtype=np.float64)
-    if cov_enu is not None:
-        covariance[::4] = cov_enu
+    covariance = np.zeros(9, dtype=np.float64) if cov_enu is None else diag3(cov_enu)
     nan = _NAN
     head = header(stamp_ns, frame_id)
     none = np.zeros(0, dtype=np.int32)
