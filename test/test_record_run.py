@@ -391,3 +391,21 @@ def test_report_series_thinned_a_block_at_a_time_as_one_by_one(cap):
         assert (block.items, block.seen, block.stride) == (one.items, one.seen, one.stride)
         assert (block.first, block.last) == (one.first, one.last)
     assert len(asked) < item / 4          # most items were never made
+
+
+def test_the_collector_is_back_without_a_backlog_to_scan(tmp_path):
+    """The recorder runs with the cyclic collector off; it turns it back on
+    with what the run made in the oldest generation (else the first
+    allocation after the run would scan it all, moving it to the middle one),
+    and nothing left frozen."""
+    import gc
+
+    from acres_sim.record.runner import RecordRequest, record
+    from acres_sim.rig import RigOptions
+
+    assert gc.isenabled()
+    episode, _summary = record(RecordRequest('polaris', tmp_path / 'run',
+                                             RigOptions(duration_s=3.0), progress=False,
+                                             bag=False, report=False))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert any(o is episode for o in gc.get_objects(generation=2))

@@ -352,6 +352,7 @@ class _Recording:
             return self._loop(started)
         finally:
             if collecting:
+                _age_without_a_scan()
                 gc.enable()
 
     def _loop(self, started):
@@ -739,6 +740,19 @@ class _Recording:
         if 'episode.json' in episode['files']:
             text += '; episode.json could not be written'
         return text
+
+
+def _age_without_a_scan():
+    """Move every object the collector tracks into its oldest generation
+    without scanning any: whatever was made while it was off is in the youngest
+    generation, and the first allocation after ``gc.enable()`` would otherwise
+    scan all of it (0.18 s after a 600 s run).  ``gc.freeze()`` moves every
+    object aside and empties the young generation's count, ``gc.unfreeze()``
+    puts them back into the oldest one; not done when the caller froze
+    objects of its own (they would be unfrozen)."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _entry(topic, t_ns, encoded):
