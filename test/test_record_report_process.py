@@ -49,6 +49,41 @@ def test_the_report_process_draws_what_write_pages_draws(tmp_path):
         os.close(fd)
 
 
+def test_drawing_goes_on_while_the_recorder_closes_its_files(tmp_path):
+    """start_drawing hands over the pages and returns (the recorder closes its
+    writers meanwhile); wait_drawn returns once the picture is in place.  The
+    test holds the writers lock exclusively, so the drawing cannot begin
+    before it lets go."""
+    import threading
+
+    lock = tmp_path / 'lock'
+    fd = os.open(lock, os.O_RDONLY | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    # were start_drawing to wait for the picture, it would wait for ever: let go
+    # after a minute, so that the test fails (the picture is there) instead
+    letting_go = threading.Timer(60.0, fcntl.flock, (fd, fcntl.LOCK_UN))
+    letting_go.start()
+    reporter = ReportProcess()
+    try:
+        reporter.start_drawing(tmp_path / 'report.png', _pages(), _scene(), 'a run', lock=lock)
+        assert not (tmp_path / 'report.png').exists() and not reporter.closed
+    finally:
+        letting_go.cancel()
+        os.close(fd)                                 # the lock goes with it
+    reporter.wait_drawn()
+    assert (tmp_path / 'report.png').read_bytes()[:8] == PNG_MAGIC
+    assert reporter.closed and _wait_exit(reporter) == 0
+    with pytest.raises(ReportProcessError, match='closed'):
+        reporter.start_drawing(tmp_path / 'again.png', _pages(), _scene(), 'a run')
+
+
+def test_waiting_for_a_drawing_never_started_is_an_error():
+    reporter = ReportProcess()
+    with pytest.raises(ReportProcessError, match='not asked to draw'):
+        reporter.wait_drawn()
+    reporter.discard()
+
+
 def test_a_recording_that_cannot_start_kills_the_report_process_it_started(tmp_path,
                                                                           monkeypatch):
     """record() starts the report process before it builds the run (its

@@ -54,8 +54,12 @@ _MAX_LINE_POINTS = 20000      # lines are thinned to about this many points
 def _times(rows):
     """(times, is_time): sample_time_s / t / t_s of each row, else the index."""
     for key in ('sample_time_s', 't', 't_s'):
-        if rows and all(isinstance(r, dict) and r.get(key) is not None for r in rows):
-            return np.array([float(r[key]) for r in rows]), True
+        try:
+            times = np.array([r[key] for r in rows], dtype=np.float64)   # None: NaN
+        except (KeyError, TypeError, ValueError):
+            continue
+        if rows and not np.isnan(times).any():
+            return times, True
     if rows and all(hasattr(r, 'step') for r in rows):
         from acres_sim.core.truth import PHYSICS_HZ
         return np.array([r.step / PHYSICS_HZ for r in rows]), True
@@ -63,17 +67,17 @@ def _times(rows):
 
 
 def _vec_rows(rows, *path, n=3):
-    """(len(rows), n) float array of a nested key; NaN where it is null/absent."""
-    values = []
-    for r in rows:                        # the usual case first: every row has it
-        for key in path:
-            r = r.get(key) if isinstance(r, dict) else None
-        values.append(r)
-    if rows and all(v is not None for v in values):
-        try:
-            return np.array(values, dtype=np.float64).reshape(len(rows), n)
-        except (TypeError, ValueError):
-            pass
+    """(len(rows), n) float array of a nested key (one or two deep); NaN where
+    it is null/absent."""
+    try:                                  # the usual case first: every row has it
+        if len(path) == 1:
+            values = [r[path[0]] for r in rows]
+        else:
+            outer, inner = path
+            values = [r[outer][inner] for r in rows]
+        return np.array(values, dtype=np.float64).reshape(len(rows), n)
+    except (KeyError, TypeError, ValueError):
+        pass                              # a row without it: one by one
     out = np.full((len(rows), n), np.nan)
     for i, r in enumerate(rows):
         v = r

@@ -7,7 +7,8 @@ the command's critical path.  :class:`ReportProcess` starts a fresh
 interpreter when the recording starts; it imports what drawing needs
 (:func:`acres_sim.record.report.load_matplotlib`) on the other core while the
 simulation runs, then waits.  At the end the recorder hands it the pages
-(:meth:`ReportProcess.draw`), which it draws with
+(:meth:`ReportProcess.start_drawing`, then closes its other writers while it
+draws; :meth:`ReportProcess.wait_drawn`), which it draws with
 :func:`acres_sim.record.report.write_pages` -- the same figure, pixel for
 pixel -- and writes atomically; the recorder writes ``episode.json`` once it
 has the answer.
@@ -135,6 +136,8 @@ class ReportProcess:
         child_in.close()
         child_out.close()
         self.closed = False
+        self._path = None
+        self._sent = None        # True once the pages went, or the error of sending them
         self._finalizer = multiprocessing.util.Finalize(self, close_at_exit,
                                                         args=(self, 'ReportProcess'),
                                                         exitpriority=10)
@@ -147,13 +150,33 @@ class ReportProcess:
         """Draw ``pages`` (:class:`acres_sim.record.report.ReportPage`) under
         ``title`` into ``path``, whole or not at all, and return when it is
         there; raise what the drawing raised, or ReportProcessError."""
+        self.start_drawing(path, pages, scene, title, lock)
+        self.wait_drawn()
+
+    def start_drawing(self, path, pages, scene, title, lock=None) -> None:
+        """:meth:`draw` without waiting: hand over the pages, and return while
+        the picture is drawn (:meth:`wait_drawn` waits for it and raises what
+        the drawing raised)."""
         if self.closed:
             raise ReportProcessError('the report process is closed')
+        self._path = path
         try:
             self._inbox.send(('draw', str(path), pages, scene, title,
                               None if lock is None else str(lock)))
         except OSError:
-            raise self._failure('before the pages came') from None
+            self._sent = self._failure('before the pages came')
+            return
+        self._sent = True
+
+    def wait_drawn(self) -> None:
+        """Wait until the picture :meth:`start_drawing` began is in place;
+        raise what the drawing raised, or ReportProcessError."""
+        path, sent = self._path, self._sent
+        if sent is None:
+            raise ReportProcessError('the report process was not asked to draw')
+        if sent is not True:
+            self.close()
+            raise sent
         reply = self._reply()
         self.close()
         if reply == ('drawn',):

@@ -33,8 +33,9 @@ the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
 and ``ins.jsonl`` and ``truth.jsonl`` are built from the block arrays and
 written in the other (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl``
 and ``imu.jsonl`` stay here.  A third, started first, imports matplotlib
-while the run is set up and goes on, and draws ``report.png`` at its end
-(:mod:`acres_sim.record.report_process`).
+while the run is set up and goes on, and draws ``report.png`` at its end,
+while the other writers finish and close (:mod:`acres_sim.record.report_process`;
+a run that failed before its end draws none).
 Without the bag (``RecordRequest.bag`` False, ``--no-bag``) there is no bag
 writer and no channel encodes a message; without the report (``report``
 False) no report process starts and no report.png is drawn: the rows are the
@@ -221,6 +222,7 @@ class _Recording:
                     channel.encoding = False
         self.rows = self.bag = None     # the writers: start()
         self.reporter = None            # the report process: record() starts it
+        self.report_started = False     # it was handed the pages
         self.batches = self.agents[0].vehicle.batches     # /clock
         self.timeline = self.agents[0].vehicle.timeline   # the ROS times of the steps
         self.cut_short = False
@@ -380,9 +382,13 @@ class _Recording:
                 sys.stderr.write('\n')
             self.wall_s = time.monotonic() - started
             # signals only set the stop flag now: they cannot cut the closing short
-            close_error = self._close()
-            self.failure = self.failure or close_error
-        return self._finish()
+            try:            # the report is drawn while the writers finish their last block
+                pages = self._pages()
+                self._start_report(pages)
+            finally:
+                close_error = self._close()
+                self.failure = self.failure or close_error
+        return self._finish(pages)
 
     def _say_route_ends(self):
         """One line on stderr when a vehicle's route ends (it parks there), as
@@ -606,10 +612,8 @@ class _Recording:
         antenna = np.array([a for _row, a in r['gnss'].items]).reshape(-1, 3)
         return gnss, r['ins'].items, r['imu'].items, r['truth'].items, antenna
 
-    def _finish(self):
-        """The report, then episode.json (each whole or not at all): the
-        episode says how the run ended and what each file holds, and per
-        vehicle its folder, model, route, spawn, files and summary."""
+    def _pages(self):
+        """Each vehicle's page of the report, with its summary."""
         pages = []
         for agent in self.agents:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
@@ -620,13 +624,31 @@ class _Recording:
             pages.append(ReportPage(self._heading(agent), gnss, ins, imu, truth, antenna,
                                     summary, agent.intervals.entries(),
                                     self.scenario.events.named_zones(), further))
-        sim_s = max(self.step - 1, 0) / PHYSICS_HZ    # the last step sampled
+        return pages
+
+    def _start_report(self, pages):
+        """Hand the pages to the report process, unless the run failed; it
+        draws while the recorder closes its files (:meth:`_finish` waits)."""
+        if self.failure is None and self.reporter is not None:
+            self.reporter.start_drawing(self.out / 'report.png', pages, self.scene,
+                                        self._title(self._simulated_s()),
+                                        lock=self.out / WRITERS_LOCK)
+            self.report_started = True
+
+    def _simulated_s(self):
+        """The time of the last step sampled [s]."""
+        return max(self.step - 1, 0) / PHYSICS_HZ
+
+    def _finish(self, pages):
+        """The report in place, then episode.json (each whole or not at all):
+        the episode says how the run ended and what each file holds, and per
+        vehicle its folder, model, route, spawn, files and summary."""
+        sim_s = self._simulated_s()
         files = self._file_states()
         report_error = None
-        if self.failure is None and self.reporter is not None:
+        if self.report_started:
             try:
-                self.reporter.draw(self.out / 'report.png', pages, self.scene,
-                                   self._title(sim_s), lock=self.out / WRITERS_LOCK)
+                self.reporter.wait_drawn()
             except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
                 report_error = err
         if self.request.report:
