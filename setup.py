@@ -35,7 +35,7 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'acres-sim = acres_sim.cli:main',
+            'acres-sim = acres_sim.cli:run',
             'sim_node = acres_sim.ros.sim_node:main',
             'gnss_node = acres_sim.ros.gnss_node:main',
             'imu_node = acres_sim.ros.imu_node:main',

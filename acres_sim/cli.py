@@ -9,6 +9,7 @@ file is invalid.
 """
 
 import argparse
+import atexit
 import datetime
 import math
 import os
@@ -803,5 +804,29 @@ def main(argv=None):
         return 130
 
 
+#: the commands whose process ends without the interpreter's teardown (run())
+ENDS_AT_ONCE = frozenset({'record'})
+
+
+def run(argv=None):
+    """The ``acres-sim`` program (its console script and ``python -m
+    acres_sim.cli``): :func:`main`, and the process's exit status.  After a
+    recording the process ends at once: the exit handlers run (atexit's,
+    multiprocessing's) and the standard streams are flushed, but the
+    interpreter does not tear down what the run built (0.2 s after a 600 s
+    run, every file being closed by then)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    code = main(argv)
+    if argv[:1] and argv[0] in ENDS_AT_ONCE:
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):     # a closed pipe, a closed stream
+                pass
+        os._exit(code or 0)
+    return code
+
+
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(run())

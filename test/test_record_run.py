@@ -8,6 +8,7 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 from mcap_ros2.reader import read_ros2_messages
@@ -409,3 +410,37 @@ def test_the_collector_is_back_without_a_backlog_to_scan(tmp_path):
                                              bag=False, report=False))
     assert gc.isenabled() and gc.get_freeze_count() == 0
     assert any(o is episode for o in gc.get_objects(generation=2))
+
+
+def test_the_program_ends_a_recording_without_the_teardown(tmp_path):
+    """``acres-sim record`` (cli.run) ends its process once the run is written:
+    the exit handlers run and the output is all there, down a pipe too, the
+    exit status is the command's; the interpreter's teardown (an object's
+    finaliser here) does not run.  Other commands end as usual."""
+    code = textwrap.dedent('''
+        import atexit, sys
+        from acres_sim import cli
+
+        class Torn:
+            def __del__(self):
+                print('torn down', flush=True)
+
+        kept = Torn()
+        atexit.register(print, 'exit handlers ran')
+        sys.exit(cli.run(sys.argv[1:]))
+    ''')
+    out = tmp_path / 'run'
+    done = subprocess.run([sys.executable, '-c', code, 'record', '--duration', '2', '--out',
+                           str(out), '--no-progress', '--no-bag', '--no-report'],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == 'exit handlers ran' and 'torn down' not in lines
+    assert any(line.startswith('truth ') for line in lines)            # the whole summary
+    assert json.loads((out / 'episode.json').read_text())['status'] == 'complete'
+    bad = subprocess.run([sys.executable, '-c', code, 'record', '--duration', '-1'],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stdout.splitlines() == ['exit handlers ran']
+    other = subprocess.run([sys.executable, '-c', code, 'config', 'check', '/no/such/file'],
+                           capture_output=True, text=True, timeout=300)
+    assert other.returncode != 0 and other.stdout.splitlines()[-1] == 'torn down'
