@@ -77,6 +77,44 @@ def test_drawing_goes_on_while_the_recorder_closes_its_files(tmp_path):
         reporter.start_drawing(tmp_path / 'again.png', _pages(), _scene(), 'a run')
 
 
+def test_a_run_that_breaks_draws_no_report_and_closes_its_files(tmp_path, monkeypatch):
+    """An error that is not a writer's (a bug, a model's NaN) ends the run: it
+    is raised as it was, the files are closed on whole lines, and the report
+    process is not asked to draw (it ends without a picture)."""
+    from acres_sim.record import runner
+
+    started, asked = [], []
+
+    class Reporter(ReportProcess):
+        def start_drawing(self, *args, **kwargs):
+            asked.append(args)
+            return super().start_drawing(*args, **kwargs)
+
+    def report_process():
+        started.append(Reporter())
+        return started[-1]
+
+    write_block = runner._Recording._write_block
+
+    def breaking(self, k0, k1, blocks):
+        if k0 >= 240:
+            raise RuntimeError('a bug in the third block')
+        return write_block(self, k0, k1, blocks)
+
+    monkeypatch.setattr(runner, 'ReportProcess', report_process)
+    monkeypatch.setattr(runner._Recording, '_write_block', breaking)
+    out = tmp_path / 'run'
+    with pytest.raises(RuntimeError, match='third block'):
+        record(RecordRequest('polaris', out, progress=False, bag=False))
+    (reporter,) = started
+    assert asked == [] and reporter.closed and _wait_exit(reporter) is not None
+    assert not (out / 'report.png').exists()
+    for name in ('gnss.jsonl', 'imu.jsonl', 'ins.jsonl', 'truth.jsonl'):
+        text = (out / name).read_text()
+        assert text.endswith('\n') and all(json.loads(line) for line in text.splitlines())
+    assert (out / 'truth.jsonl').read_text().count('\n') == 200     # two blocks at 100 Hz
+
+
 def test_waiting_for_a_drawing_never_started_is_an_error():
     reporter = ReportProcess()
     with pytest.raises(ReportProcessError, match='not asked to draw'):

@@ -222,7 +222,8 @@ class _Recording:
                     channel.encoding = False
         self.rows = self.bag = None     # the writers: start()
         self.reporter = None            # the report process: record() starts it
-        self.report_started = False     # it was handed the pages
+        self.report_started = False     # it was asked to draw
+        self.report_error = None        # what asking it raised
         self.batches = self.agents[0].vehicle.batches     # /clock
         self.timeline = self.agents[0].vehicle.timeline   # the ROS times of the steps
         self.cut_short = False
@@ -360,6 +361,7 @@ class _Recording:
     def _loop(self, started):
         """run() with the cyclic collector off: the blocks, the closing, the end."""
         shown = started
+        ended = False                 # the loop ended, or a writer failed (not a bug)
         try:
             if self.bag is not None:
                 self._static_tf()
@@ -375,16 +377,19 @@ class _Recording:
                 if self.request.progress and time.monotonic() - shown > 0.5:
                     shown = time.monotonic()
                     self._progress((self.step - 1) / PHYSICS_HZ, shown - started)
+            ended = True
         except (OSError, WriterProcessError) as err:    # a full disk, a writer killed ...
             self.failure = err
+            ended = True
         finally:
             if self.request.progress:
                 sys.stderr.write('\n')
             self.wall_s = time.monotonic() - started
             # signals only set the stop flag now: they cannot cut the closing short
             try:            # the report is drawn while the writers finish their last block
-                pages = self._pages()
-                self._start_report(pages)
+                if ended:
+                    pages = self._pages()
+                    self._start_report(pages)
             finally:
                 close_error = self._close()
                 self.failure = self.failure or close_error
@@ -630,10 +635,13 @@ class _Recording:
         """Hand the pages to the report process, unless the run failed; it
         draws while the recorder closes its files (:meth:`_finish` waits)."""
         if self.failure is None and self.reporter is not None:
-            self.reporter.start_drawing(self.out / 'report.png', pages, self.scene,
-                                        self._title(self._simulated_s()),
-                                        lock=self.out / WRITERS_LOCK)
             self.report_started = True
+            try:
+                self.reporter.start_drawing(self.out / 'report.png', pages, self.scene,
+                                            self._title(self._simulated_s()),
+                                            lock=self.out / WRITERS_LOCK)
+            except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
+                self.report_error = err
 
     def _simulated_s(self):
         """The time of the last step sampled [s]."""
@@ -645,8 +653,8 @@ class _Recording:
         vehicle its folder, model, route, spawn, files and summary."""
         sim_s = self._simulated_s()
         files = self._file_states()
-        report_error = None
-        if self.report_started:
+        report_error = self.report_error
+        if self.report_started and report_error is None:
             try:
                 self.reporter.wait_drawn()
             except Exception as err:  # noqa: BLE001 - the picture is optional, the episode is not
