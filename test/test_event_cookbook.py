@@ -28,9 +28,12 @@ def figures():
     drawn = {}
 
     class Capture:
-        def draw(self, path, pages, scene, title, lock=None):
+        def start_drawing(self, path, pages, scene, title, lock=None):
             drawn['last'] = draw_pages(pages, scene, title=title)[0]
             write_pages(path, pages, scene, title=title)
+
+        def wait_drawn(self):
+            pass
 
         def close(self):
             pass
