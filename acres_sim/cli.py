@@ -813,8 +813,8 @@ def run(argv=None):
     acres_sim.cli``): :func:`main`, and the process's exit status.  After a
     recording the process ends at once: the exit handlers run (atexit's,
     multiprocessing's) and the standard streams are flushed, but the
-    interpreter does not tear down what the run built (0.2 s after a 600 s
-    run, every file being closed by then)."""
+    interpreter does not tear down what the run built (about 0.06 s after a
+    600 s run; every file is closed by then)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     code = main(argv)
     if argv[:1] and argv[0] in ENDS_AT_ONCE:
