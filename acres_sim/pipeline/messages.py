@@ -222,6 +222,12 @@ def navsat_fix_values(row: dict):
         [max(v, floor) for v in _three(cov_enu)], NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
 
 
+def _fix_covariance(cov_enu):
+    """A fix's position covariance (9 values) from :func:`navsat_fix_values`'
+    ENU diagonal, or zeros when it has none."""
+    return np.zeros(9, dtype=np.float64) if cov_enu is None else diag3(cov_enu)
+
+
 def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: int = SERVICE_GNSS):
     """sensor_msgs/NavSatFix from a ``gnss.jsonl`` row.
 
@@ -234,7 +240,7 @@ def navsat_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str, service: i
     gives a zero one, ``UNKNOWN``.  The numbers are :func:`navsat_fix_values`'.
     """
     status, lat, lon, alt, cov_enu, cov_type = navsat_fix_values(row)
-    cov = np.zeros(9, dtype=np.float64) if cov_enu is None else diag3(cov_enu)
+    cov = _fix_covariance(cov_enu)
     return NavSatFix(
         header=header(stamp_ns, frame_id),
         status=NavSatStatus(status=int(status), service=int(service)),
@@ -317,7 +323,7 @@ def gps_fix_from_gnss_row(row: dict, stamp_ns: int, frame_id: str):
     :func:`gps_fix_values`'."""
     v = gps_fix_values(row)
     _status, latitude, longitude, altitude, cov_enu, cov_type = v['fix']
-    covariance = np.zeros(9, dtype=np.float64) if cov_enu is None else diag3(cov_enu)
+    covariance = _fix_covariance(cov_enu)
     nan = _NAN
     head = header(stamp_ns, frame_id)
     none = np.zeros(0, dtype=np.int32)

@@ -122,8 +122,9 @@ def _send_error(outbox, err):
 
 class ReportProcess:
     """Parent side: start the report writer now (it imports while the run is
-    set up and goes on), :meth:`draw` once at the end, :meth:`close`
-    (idempotent, also at exit) or :meth:`discard` when nothing is to be drawn."""
+    set up and goes on), :meth:`draw` once at the end (or :meth:`start_drawing`,
+    then :meth:`wait_drawn`), :meth:`close` (idempotent, also at exit) or
+    :meth:`discard` when nothing is to be drawn."""
 
     def __init__(self):
         ctx = multiprocessing.get_context('spawn')
