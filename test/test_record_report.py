@@ -205,3 +205,52 @@ def test_report_panels_keep_to_their_places(pages):
         assert picture.y0 <= box.y0 and box.y1 <= picture.y1, box
         for other in boxes[i + 1:]:
             assert not box.overlaps(other), (box, other)
+
+
+def test_rows_as_columns_give_the_same_summary_and_picture(tmp_path):
+    """Reference: the report of the row dicts.  The same INS, IMU and truth
+    rows as Columns (as the recorder keeps its INS and truth series) give the
+    same summary and the same picture, pixel for pixel."""
+    from matplotlib.image import imread
+
+    from acres_sim.record.report import Columns, ReportPage, write_pages
+
+    gnss, ins, imu = _gnss_rows(), _ins_rows(), _imu_rows()
+    truth = [{'sample_time_s': k / 20, 'position_enu_m': [1.0 * k, -300.0 + 0.5 * k, 0.1]}
+             for k in range(24)]
+    truth_gnss = np.array([_truth_antenna(k) for k in range(10)])
+
+    def columns(rows, keys):
+        return Columns({key: np.array([_nested(r, key) for r in rows]) for key in keys})
+
+    as_columns = (columns(ins, ('sample_time_s', 'position_enu_m', 'truth.position_enu_m',
+                                'fix.position_covariance')),
+                  columns(imu, ('sample_time_s', 'specific_force_flu_mps2',
+                                'angular_velocity_flu_radps')),
+                  columns(truth, ('sample_time_s', 'position_enu_m')))
+    rows_summary = summary_table(gnss, ins, imu, truth, gnss_truth_enu=truth_gnss)
+    assert summary_table(gnss, *as_columns, gnss_truth_enu=truth_gnss) == rows_summary
+    assert rows_summary['ins']['horizontal_rms_m'] > 0 and rows_summary['imu']['samples'] == 50
+    events = ({'name': 'cap', 'type': 'fix_cap', 'active_s': [[0.2, 0.6]]},)
+    pages = [ReportPage('', gnss, ins, imu, truth, truth_gnss, events=events),
+             ReportPage('', gnss, *as_columns, truth_gnss, events=events)]
+    write_pages(tmp_path / 'rows.png', pages[:1], _scene())
+    write_pages(tmp_path / 'columns.png', pages[1:], _scene())
+    assert np.array_equal(imread(tmp_path / 'rows.png'), imread(tmp_path / 'columns.png'))
+    # without the truth series the INS rows' own truth is the trajectory's, both ways
+    write_pages(tmp_path / 'rows.png', [pages[0]._replace(truth_rows=[])], _scene())
+    write_pages(tmp_path / 'columns.png', [pages[1]._replace(truth_rows=Columns({}))], _scene())
+    assert np.array_equal(imread(tmp_path / 'rows.png'), imread(tmp_path / 'columns.png'))
+
+
+def _nested(row, key):
+    for part in key.split('.'):
+        row = row[part]
+    return row
+
+
+def test_columns_of_different_lengths_are_refused():
+    from acres_sim.record.report import Columns
+    with pytest.raises(ValueError, match='different lengths'):
+        Columns({'a': np.zeros(3), 'b': np.zeros(4)})
+    assert len(Columns({})) == 0 and len(Columns({'a': np.zeros((5, 3))})) == 5

@@ -240,8 +240,8 @@ def test_delivery_across_blocks_and_a_partial_last_second(tmp_path, delay, durat
 def test_summary_counts_every_row_of_a_long_run(tmp_path, monkeypatch):
     """The report keeps an even sample of at most REPORT_ROWS rows per series;
     the printed and stored counts are still those of every row delivered."""
-    from acres_sim.record import runner
-    monkeypatch.setattr(runner._Thinned.__init__, '__defaults__', (50,))
+    from acres_sim.record import report_series
+    monkeypatch.setattr(report_series, 'REPORT_ROWS', 50)
     out = tmp_path / 'long'
     assert main(['record', '--duration', '8', '--out', str(out), '--no-progress']) == 0
     summary = json.loads((out / 'episode.json').read_text())['summary']
@@ -374,12 +374,16 @@ def test_every_ros_time_is_start_utc_plus_the_step_time(polaris):
 
 @pytest.mark.parametrize('cap', [4, 7, 50])
 def test_report_series_thinned_a_block_at_a_time_as_one_by_one(cap):
-    """_Thinned.extend keeps what append keeps, asking only for those (and
-    the first and last)."""
+    """Thinned.extend keeps what append keeps, asking only for those (and
+    the first and last); ThinnedColumns keeps the same rows of blocks of
+    arrays."""
     import random
-    from acres_sim.record.runner import _Thinned
+
+    import numpy as np
+
+    from acres_sim.record.report_series import Thinned, ThinnedColumns
     rng = random.Random(cap)
-    one, block = _Thinned(cap), _Thinned(cap)
+    one, block, columns = Thinned(cap), Thinned(cap), ThinnedColumns(cap)
     asked = []
     item = 0
     for _ in range(300):
@@ -389,9 +393,18 @@ def test_report_series_thinned_a_block_at_a_time_as_one_by_one(cap):
         for x in items:
             one.append(x)
         block.extend(count, lambda i, items=items: (asked.append(items[i]), items[i])[1])
+        columns.extend({'item': np.array(items, dtype=np.int64),
+                        'twice': 2.0 * np.array(items, dtype=np.float64).reshape(-1, 1)})
         assert (block.items, block.seen, block.stride) == (one.items, one.seen, one.stride)
         assert (block.first, block.last) == (one.first, one.last)
+        kept = columns.columns()
+        assert (kept.columns['item'].tolist(), columns.seen, columns.stride) == (
+            one.items, one.seen, one.stride)
+        assert kept.columns['twice'].ravel().tolist() == [2.0 * x for x in one.items]
+        if one.first is not None:
+            assert (columns.first['item'], columns.last['item']) == (one.first, one.last)
     assert len(asked) < item / 4          # most items were never made
+    assert one.stride > 1                 # the thinning was tried
 
 
 def test_the_collector_is_back_without_a_backlog_to_scan(tmp_path):

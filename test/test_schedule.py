@@ -352,3 +352,46 @@ def test_push_many_refuses_steps_that_go_back():
     with pytest.raises(ValueError, match='2 sample steps for 1 items'):
         line.push_many(np.array([11, 12]), ['b'])
     assert line.pending() == 1
+
+
+@pytest.mark.parametrize('delay_s', [0.0, 0.05, 0.3])
+def test_the_block_line_delivers_what_the_delay_line_delivers(delay_s):
+    """Reference: DelayLine, a sample at a time.  BlockDelayLine gives the same
+    samples at the same drains, with the same delivery steps and rows."""
+    import numpy as np
+
+    from acres_sim.core.schedule import BlockDelayLine
+    rng = np.random.default_rng(7)
+    one, block = DelayLine(delay_s, 120), BlockDelayLine(delay_s, 120, 2)
+    k = 0
+    for _ in range(200):
+        steps = k + np.sort(rng.integers(0, 120, rng.choice([0, 1, 3, 40])))
+        values = rng.standard_normal((len(steps), 2))
+        for step, row in zip(steps.tolist(), values.tolist()):
+            one.push(step, row)
+        block.push_block(steps, values)
+        k += 120
+        drain_at = k - 1 + int(rng.integers(0, 3))
+        expected = one.drain(drain_at)
+        got_steps, got_deliveries, got_rows = block.drain(drain_at)
+        assert got_steps.tolist() == [r.sample_step for r in expected]
+        assert got_deliveries.tolist() == [r.delivery_step for r in expected]
+        assert got_rows.tolist() == [r.item for r in expected]
+        assert block.pending() == one.pending()
+
+
+def test_the_block_line_refuses_what_the_delay_line_refuses():
+    import numpy as np
+
+    from acres_sim.core.schedule import BlockDelayLine
+    line = BlockDelayLine(0.05, 120, 1)
+    line.push_block([10], [[1.0]])
+    with pytest.raises(ValueError, match='must not decrease'):
+        line.push_block(np.array([9, 11]), [[2.0], [3.0]])
+    with pytest.raises(ValueError, match='must not decrease'):
+        line.push_block(np.array([11, 10]), [[2.0], [3.0]])
+    with pytest.raises(ValueError):
+        line.push_block(np.array([11, 12]), [[2.0]])
+    with pytest.raises(ValueError, match='>= 0 and finite'):
+        BlockDelayLine(-0.01, 120, 1)
+    assert line.pending() == 1

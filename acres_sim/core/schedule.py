@@ -38,7 +38,9 @@ entry the step at which a drain at every step would have released it.
 :meth:`DelayLine.push_many` takes a block of samples at once, their steps
 from :func:`delivery_steps` (the same comparisons over an array; a block
 of a few samples, as the live sim node pushes, from :func:`delivery_step`
-each, cheaper than numpy's fixed cost).
+each, cheaper than numpy's fixed cost).  :class:`BlockDelayLine` is the same
+line for samples that are rows of an array (the recorder's INS report
+values): a block in, the delivered rows out as arrays, no object per sample.
 
 The comparison has no tolerance: the spec's Drain writes a row at the first
 physics step whose time is at least its available time, both times float64
@@ -56,7 +58,8 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ['DUE_TOLERANCE_S', 'Due', 'Release', 'DelayLine', 'delivery_step', 'delivery_steps']
+__all__ = ['DUE_TOLERANCE_S', 'BlockDelayLine', 'Due', 'Release', 'DelayLine', 'delivery_step',
+           'delivery_steps']
 
 DUE_TOLERANCE_S = 1e-8    # spec: Frames and Sample Times (Due)
 FEW_STEPS = 16            # push_many: at most this many samples, delivery_step each
@@ -115,10 +118,7 @@ class DelayLine:
     __slots__ = ('delay_s', 'hz', '_queue')
 
     def __init__(self, delay_s: float, hz: int):
-        delay_s = float(delay_s)
-        if not (math.isfinite(delay_s) and delay_s >= 0.0):
-            raise ValueError(f'a delay must be >= 0 and finite, got {delay_s!r}')
-        self.delay_s = delay_s
+        self.delay_s = _checked_delay(delay_s)
         self.hz = hz
         self._queue: deque[tuple[int, int, Any]] = deque()   # (delivery, sample step, item)
 
@@ -175,6 +175,59 @@ class DelayLine:
     def reset(self) -> None:
         """Drop every waiting entry."""
         self._queue.clear()
+
+
+class BlockDelayLine:
+    """:class:`DelayLine` for samples that are the rows of a (n, width) float
+    array: :meth:`push_block` takes a block of them, :meth:`drain` gives back
+    the rows delivered by a step as arrays -- the same delivery steps
+    (:func:`delivery_steps`), in the same order, without an object per sample."""
+
+    __slots__ = ('delay_s', 'hz', '_steps', '_deliveries', '_values')
+
+    def __init__(self, delay_s: float, hz: int, width: int):
+        self.delay_s = _checked_delay(delay_s)
+        self.hz = hz
+        self._steps = np.empty(0, dtype=np.int64)
+        self._deliveries = np.empty(0, dtype=np.int64)
+        self._values = np.empty((0, width))
+
+    def push_block(self, k_samples, values) -> None:
+        """Emit: row i of ``values`` sampled at step ``k_samples[i]`` (in order,
+        none before a sample already in the line)."""
+        steps = np.asarray(k_samples, dtype=np.int64).reshape(-1)
+        values = np.asarray(values, dtype=np.float64).reshape(len(steps), self._values.shape[1])
+        if not len(steps):
+            return
+        last = self._steps[-1] if len(self._steps) else steps[0]
+        if steps[0] < last or (np.diff(steps) < 0).any():
+            raise ValueError('sample steps must not decrease')
+        self._steps = np.concatenate([self._steps, steps])
+        self._deliveries = np.concatenate([self._deliveries,
+                                           delivery_steps(steps, self.delay_s, self.hz)])
+        self._values = np.concatenate([self._values, values])
+
+    def drain(self, k: int):
+        """Drain: (sample steps, delivery steps, rows) of every sample delivered
+        at step ``k`` or before (oldest first)."""
+        n = int(np.searchsorted(self._deliveries, k, side='right'))
+        out = self._steps[:n], self._deliveries[:n], self._values[:n]
+        self._steps, self._deliveries, self._values = (
+            self._steps[n:], self._deliveries[n:], self._values[n:])
+        return out
+
+    def pending(self) -> int:
+        """How many samples are waiting."""
+        return len(self._steps)
+
+    __len__ = pending
+
+
+def _checked_delay(delay_s) -> float:
+    delay_s = float(delay_s)
+    if not (math.isfinite(delay_s) and delay_s >= 0.0):
+        raise ValueError(f'a delay must be >= 0 and finite, got {delay_s!r}')
+    return delay_s
 
 
 def delivery_step(k_sample: int, delay_s: float, hz: int) -> int:

@@ -27,9 +27,9 @@ node publishes the bytes at the delivery step.
   (:meth:`ImuChannel.push_row`), the same bytes either way.
 * :class:`InsChannel`: the INS topics of a block of epochs, sent at their
   sample time without latency as the OxTS stream does
-  (:meth:`InsChannel.encode_epochs`); its delay line carries what the driver pushes
-  (the recorder: its report's values; the INS file rows take the row
-  writer's own line).
+  (:meth:`InsChannel.encode_epochs`); no driver pushes rows into its delay
+  line (the INS file rows take the row writer's own line, the recorder's
+  report values a :class:`~acres_sim.core.schedule.BlockDelayLine`).
 
 Topic names are relative to the vehicle's namespace (``Vehicle.topic``),
 except the global ones (``/diagnostics``, ``/tf``).  A channel whose
@@ -353,9 +353,8 @@ class OneImuMessage:
 
 
 class InsChannel(_Channel):
-    """The INS topics of a vehicle (see the module docstring).  Its delay
-    line takes any row the driver pushes (the recorder: the few values its
-    report keeps).  :meth:`faulted` passes a block of epochs through the
+    """The INS topics of a vehicle (see the module docstring).
+    :meth:`faulted` passes a block of epochs through the
     dropout and freeze events (a freeze repeats the outputs, the truth
     columns stay fresh)."""
 

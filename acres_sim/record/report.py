@@ -19,7 +19,9 @@ pyplot state), one page per vehicle of the run, one below the other
 Rows are the dicts of ``gnss.jsonl``, ``ins.jsonl`` and ``imu.jsonl``; each
 may carry ``sample_time_s`` (else ``t`` or ``t_s``; else the row index is the
 time axis).  Truth rows are dicts with ``position_enu_m`` (or ``p``) or
-:class:`acres_sim.core.truth.Truth` records.
+:class:`acres_sim.core.truth.Truth` records.  The INS, IMU and truth rows may
+also come as :class:`Columns` (the recorder keeps its INS and truth series so):
+the same numbers, a key's values for every row in one array.
 """
 
 import math
@@ -29,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ['FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
+__all__ = ['Columns', 'FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
            'draw_pages', 'further_report_row', 'load_matplotlib', 'write_pages',
            'write_report']
 
@@ -51,8 +53,40 @@ _MAX_LINE_POINTS = 20000      # lines are thinned to about this many points
 # ----------------------------------------------------------------------------
 # Extracting arrays from rows
 
+class Columns:
+    """Rows as columns: ``columns`` maps a key of the rows -- a nested one as
+    ``'outer.inner'``, e.g. ``'truth.position_enu_m'`` -- to an array of its
+    value in every row (first axis: the rows).  A key no row has is absent."""
+
+    def __init__(self, columns):
+        self.columns = dict(columns)
+        lengths = {len(column) for column in self.columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f'columns of different lengths: {sorted(lengths)}')
+        self.length = lengths.pop() if lengths else 0
+
+    def __len__(self):
+        return self.length
+
+    def get(self, *path):
+        """The column of a (nested) key as float64, or None."""
+        column = self.columns.get('.'.join(path))
+        return None if column is None else np.asarray(column, dtype=np.float64)
+
+
+def _rows(rows):
+    """Rows as the helpers below take them: Columns as they are, else a list."""
+    return rows if isinstance(rows, Columns) else list(rows or ())
+
+
 def _times(rows):
     """(times, is_time): sample_time_s / t / t_s of each row, else the index."""
+    if isinstance(rows, Columns):
+        for key in ('sample_time_s', 't', 't_s'):
+            times = rows.get(key)
+            if times is not None and len(rows) and not np.isnan(times).any():
+                return times, True
+        return np.arange(len(rows), dtype=np.float64), False
     for key in ('sample_time_s', 't', 't_s'):
         try:
             times = np.array([r[key] for r in rows], dtype=np.float64)   # None: NaN
@@ -69,6 +103,10 @@ def _times(rows):
 def _vec_rows(rows, *path, n=3):
     """(len(rows), n) float array of a nested key (one or two deep); NaN where
     it is null/absent."""
+    if isinstance(rows, Columns):
+        column = rows.get(*path)
+        return (np.full((len(rows), n), np.nan) if column is None else
+                column.reshape(len(rows), n))
     try:                                  # the usual case first: every row has it
         if len(path) == 1:
             values = [r[path[0]] for r in rows]
@@ -91,11 +129,19 @@ def _vec_rows(rows, *path, n=3):
 
 
 def _scalar_rows(rows, key):
+    if isinstance(rows, Columns):
+        column = rows.get(key)
+        return np.full(len(rows), np.nan) if column is None else column
     return np.array([np.nan if r.get(key) is None else float(r[key]) for r in rows],
                     dtype=np.float64)
 
 
 def _truth_positions(rows):
+    if isinstance(rows, Columns):
+        for path in (('position_enu_m',), ('p',), ('truth', 'position_enu_m')):
+            if rows.get(*path) is not None:
+                return _vec_rows(rows, *path)
+        return np.full((len(rows), 3), np.nan)
     out = np.full((len(rows), 3), np.nan)
     for i, r in enumerate(rows):
         if isinstance(r, dict):
@@ -127,6 +173,12 @@ def _ins_errors(ins_rows):
 
 def _ins_sigma(ins_rows):
     """(n, 3) σ of the INS position from the fix covariance diagonal (ENU)."""
+    if isinstance(ins_rows, Columns):
+        cov = ins_rows.get('fix', 'position_covariance')
+        if cov is None:
+            return np.full((len(ins_rows), 3), np.nan)
+        cov = cov.reshape(len(ins_rows), -1)
+        return np.sqrt(cov[:, [0, 4, 8]] if cov.shape[1] == 9 else cov[:, :3])
     out = np.full((len(ins_rows), 3), np.nan)
     for i, r in enumerate(ins_rows):
         cov = (r.get('fix') or {}).get('position_covariance')
@@ -161,7 +213,7 @@ def summary_table(gnss_rows=(), ins_rows=(), imu_rows=(), truth_rows=(), *,
     be compared (e.g. no ``gnss_truth_enu``).
     """
     gnss_rows, ins_rows, imu_rows, truth_rows = (
-        list(x or ()) for x in (gnss_rows, ins_rows, imu_rows, truth_rows))
+        _rows(x) for x in (gnss_rows, ins_rows, imu_rows, truth_rows))
     n = len(gnss_rows)
     counts = {s: 0 for s in FIX_STATES}
     for r in gnss_rows:
@@ -572,7 +624,7 @@ def _draw_page(fig, page, scene, size_in=PAGE_SIZE_IN, top_in=PAGE_TITLE_IN):
     from matplotlib.lines import Line2D
 
     gnss_rows, ins_rows, imu_rows, truth_rows = (
-        list(x or ()) for x in (page.gnss_rows, page.ins_rows, page.imu_rows, page.truth_rows))
+        _rows(x) for x in (page.gnss_rows, page.ins_rows, page.imu_rows, page.truth_rows))
     gnss_truth_enu, summary = page.gnss_truth_enu, page.summary
     if summary is None:
         summary = summary_table(gnss_rows, ins_rows, imu_rows, truth_rows,

@@ -69,6 +69,7 @@ from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.gnss.receiver import REC_FIX
+from acres_sim.core.schedule import BlockDelayLine
 from acres_sim.core.ins import P_INS, P_N
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 from acres_sim.files import part_name, write_atomically
@@ -86,6 +87,7 @@ from acres_sim.record.output import WRITERS_LOCK, OutputFolder
 from acres_sim.record.report import (FIX_STATES, ReportPage, format_summary,
                                      further_report_row, summary_table)
 from acres_sim.record.report_process import ReportProcess
+from acres_sim.record.report_series import Thinned, ThinnedColumns
 from acres_sim.record.rows_process import RowProcess, RowProcessError
 from acres_sim.rig import RigOptions, resolve_run
 from acres_sim.stop_signals import StopSignals
@@ -95,48 +97,9 @@ __all__ = ['RecordRequest', 'RecordingFailed', 'RecordingStopped', 'record']
 
 # The keys of a one-vehicle run's only vehicle that episode.json also has at its top.
 ONE_VEHICLE_KEYS = ('route', 'vehicle', 'imu_bias_flu', 'config', 'summary')
-REPORT_ROWS = 20000       # rows kept per report series; longer runs are thinned evenly
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
-
-
-class _Thinned:
-    """A list that keeps at most ``cap`` items, evenly spread over the whole run:
-    when full it drops every other item and keeps every 2nd, 4th, ... new one, so
-    memory stays flat however long the run (the report plots and sums these)."""
-
-    def __init__(self, cap=REPORT_ROWS):
-        self.cap, self.stride, self.seen, self.items = cap, 1, 0, []
-        self.first = self.last = None      # the first and last item, kept whatever the thinning
-
-    def append(self, item):
-        if self.first is None:
-            self.first = item
-        self.last = item
-        if self.seen % self.stride == 0:
-            self._keep(item)
-        self.seen += 1
-
-    def extend(self, count, item_at):
-        """The next ``count`` items, as :meth:`append` takes them one by one;
-        ``item_at(i)`` makes the i-th, and is asked only for those kept (and
-        the first and the last)."""
-        if count <= 0:
-            return
-        if self.first is None:
-            self.first = item_at(0)
-        self.last = item_at(count - 1)
-        i = -self.seen % self.stride            # the first of them that is kept
-        while i < count:
-            self._keep(item_at(i))
-            i += 1
-            i += -(self.seen + i) % self.stride   # the next one at the (new) stride
-        self.seen += count
-
-    def _keep(self, item):
-        self.items.append(item)
-        if len(self.items) >= self.cap:
-            self.items = self.items[::2]
-            self.stride *= 2
+# The INS report's values of an epoch: its position and the true one at the INS point (ENU)
+INS_REPORT_COLUMNS = [P_INS, P_INS + 1, P_INS + 2, P_N, P_N + 1, P_N + 2]
 
 
 class RecordingStopped(Exception):
@@ -178,9 +141,12 @@ class _Agent:
     sim: object                    # its acres_sim.core.block.RigSimulation
     folder: Path
     files: dict = field(default_factory=dict)
-    report: dict = field(default_factory=lambda: {name: _Thinned() for name in
-                                                  ('gnss', 'ins', 'imu', 'truth',
-                                                   *STEP_SENSORS)})
+    # its report's series: the INS's and the truth's as columns (made of the block's arrays)
+    report: dict = field(default_factory=lambda: {
+        'ins': ThinnedColumns(), 'truth': ThinnedColumns(),
+        **{name: Thinned() for name in ('gnss', 'imu', *STEP_SENSORS)}})
+    # the INS report's values (INS and true position at each epoch) until their delivery
+    ins_report: object = None      # acres_sim.core.schedule.BlockDelayLine (None: no INS)
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
@@ -246,9 +212,11 @@ class _Recording:
         sim = rig_simulation([vehicle], self.steps,
                              ground=None if self.terrain is None else self.terrain.field)
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
+        ins_report = (BlockDelayLine(vehicle.delay_s, PHYSICS_HZ, len(INS_REPORT_COLUMNS))
+                      if 'ins' in vehicle.channels else None)
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder,
                       intervals=ActiveIntervals(vehicle.events),
-                      status=EventStatus(vehicle, self.injected_at))
+                      status=EventStatus(vehicle, self.injected_at), ins_report=ins_report)
 
     @property
     def step(self):
@@ -445,7 +413,7 @@ class _Recording:
         (the heading of each GNSS epoch from the state's quaternion at its step,
         ``b.states[k - k0]``, and the receiver's fix state; the INS and truth
         rows are the row writer's: returns its item of the block; the INS
-        report items wait for their delivery in the INS channel).  The bag's
+        report's values wait for their delivery in ``agent.ins_report``).  The bag's
         messages go into ``entries``, unless it is None (no bag)."""
         for name, values in (('INS', b.ins), ('IMU', b.imu), ('truth', b.truth)):
             if not np.isfinite(values).all():   # then their rows skip the search per line
@@ -453,7 +421,6 @@ class _Recording:
                                          'non-finite value in this second of the run')
         channels = agent.vehicle.channels
         events = agent.vehicle.events
-        ins_points = {}
         ins_k, ins, ins_names = b.ins_k, b.ins, None
         if 'ins' in channels and len(b.ins_k):
             ins_k, ins, ins_names = channels['ins'].faulted(b.ins_k, b.ins,
@@ -463,19 +430,8 @@ class _Recording:
                 self._ins_topics(agent, ins_k, ins, entries,
                                  (b.ins_k, b.ins) if dropped else None)
             # the rows themselves are the row writer's; the report keeps a few values
-            variance = {'position_covariance': agent.vehicle.ins.position_variance}
-            points = ins[:, [P_INS, P_INS + 1, P_INS + 2, P_N, P_N + 1, P_N + 2]].tolist()
-            channels['ins'].push_many(ins_k, [
-                {'position_enu_m': p[:3], 'fix': variance, 'truth': {'position_enu_m': p[3:]}}
-                for p in points])
-            ins_points = dict(zip(b.ins_k.tolist(), b.ins[:, P_N:P_N + 3].tolist()))
-        truth_k = b.truth_k.tolist()
-
-        def truth_item(i):      # the report's truth: at the INS point where it has one
-            k = truth_k[i]
-            point = ins_points.get(k) or b.truth[i, T_P:T_P + 3].tolist()
-            return {'sample_time_s': k / PHYSICS_HZ, 'position_enu_m': point}
-        agent.report['truth'].extend(len(truth_k), truth_item)
+            agent.ins_report.push_block(ins_k, ins[:, INS_REPORT_COLUMNS])
+        agent.report['truth'].extend(_truth_report(b, 'ins' in channels))
         views = len(events) > 0
         if 'imu' in channels and len(b.imu_k):
             channels['imu'].push_block(b.imu_k, b.imu, b.imu_ev if views else None)
@@ -504,7 +460,11 @@ class _Recording:
         (the bag's ``entries`` per topic, each in the order the channel sends
         them; None: no bag)."""
         vehicle = agent.vehicle
-        for name in ('gnss', 'gnss_heading', 'imu', 'ins', *STEP_SENSORS):
+        if agent.ins_report is not None:      # the rows: written by the row writer
+            k_sample, _k_delivery, values = agent.ins_report.drain(k_end - 1)
+            agent.report['ins'].extend(_ins_report(k_sample, values,
+                                                   vehicle.ins.position_variance))
+        for name in ('gnss', 'gnss_heading', 'imu', *STEP_SENSORS):
             channel = vehicle.channels.get(name)
             if channel is None:
                 continue
@@ -512,9 +472,6 @@ class _Recording:
             if not deliveries:
                 continue
             report = agent.report.get(name)
-            if name == 'ins':                 # the rows: written by the row writer
-                report.extend(len(deliveries), lambda i: deliveries[i].row)
-                continue
             rows = [delivery.row for delivery in deliveries]
             agent.files[name].write_rows(rows, check_finite=name != 'imu')  # IMU: checked arrays
             if name == 'gnss':
@@ -615,7 +572,7 @@ class _Recording:
         r = agent.report
         gnss = [row for row, _antenna in r['gnss'].items]
         antenna = np.array([a for _row, a in r['gnss'].items]).reshape(-1, 3)
-        return gnss, r['ins'].items, r['imu'].items, r['truth'].items, antenna
+        return gnss, r['ins'].columns(), r['imu'].items, r['truth'].columns(), antenna
 
     def _pages(self):
         """Each vehicle's page of the report, with its summary."""
@@ -816,6 +773,27 @@ def _true_counts(summary, agent):
     if 'gnss_heading' in agent.vehicle.channels:
         gnss['heading_epochs'] = agent.heading_epochs
         gnss['epochs_with_heading'] = agent.heading_valid
+
+
+def _truth_report(b, ins):
+    """The report's truth of a block (``b``: the kernel's): the position at
+    each truth step, at the INS point where the step has an INS epoch (with
+    ``ins``; as computed, before any output fault), else the vehicle's."""
+    position = b.truth[:, T_P:T_P + 3].copy()
+    if ins and len(b.ins_k) and len(b.truth_k):
+        at = np.minimum(np.searchsorted(b.truth_k, b.ins_k), len(b.truth_k) - 1)
+        same = b.truth_k[at] == b.ins_k
+        position[at[same]] = b.ins[same, P_N:P_N + 3]
+    return {'sample_time_s': b.truth_k / PHYSICS_HZ, 'position_enu_m': position}
+
+
+def _ins_report(k_sample, values, variance):
+    """The report's INS rows of the epochs sampled at ``k_sample``, delivered
+    now: their time, position, true position at the INS point (``values``:
+    rows of :data:`INS_REPORT_COLUMNS`) and the fix's position variance."""
+    return {'sample_time_s': k_sample / PHYSICS_HZ, 'position_enu_m': values[:, :3],
+            'truth.position_enu_m': values[:, 3:],
+            'fix.position_covariance': np.tile(variance, (len(k_sample), 1))}
 
 
 def _row_time(item):
