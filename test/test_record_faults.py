@@ -341,7 +341,8 @@ def test_sigkill_of_a_writer_process_fails_the_run_truthfully(tmp_path, kind):
         assert bag_counts(out / 'bag')['/clock'] > 0
     else:
         assert episode['files']['bag'] == 'whole' and bag_readable(out / 'bag')
-        assert episode['files']['ins.jsonl'] == 'cut short'
+        assert episode['files']['ins.jsonl'] == episode['files']['imu.jsonl'] == 'cut short'
+        assert episode['files']['gnss.jsonl'] == 'whole'       # the recorder's own
 
 
 def test_sigkill_of_the_row_writer_without_a_bag_fails_the_run_truthfully(tmp_path):

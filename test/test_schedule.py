@@ -367,16 +367,18 @@ def test_the_block_line_delivers_what_the_delay_line_delivers(delay_s):
     for _ in range(200):
         steps = k + np.sort(rng.integers(0, 120, rng.choice([0, 1, 3, 40])))
         values = rng.standard_normal((len(steps), 2))
-        for step, row in zip(steps.tolist(), values.tolist()):
-            one.push(step, row)
-        block.push_block(steps, values)
+        tags = [f'sample {step}' for step in steps.tolist()]
+        for step, row, tag in zip(steps.tolist(), values.tolist(), tags):
+            one.push(step, (row, tag))
+        block.push_block(steps, values, tags)
         k += 120
         drain_at = k - 1 + int(rng.integers(0, 3))
         expected = one.drain(drain_at)
-        got_steps, got_deliveries, got_rows = block.drain(drain_at)
+        got_steps, got_deliveries, got_rows, got_tags = block.drain(drain_at)
         assert got_steps.tolist() == [r.sample_step for r in expected]
         assert got_deliveries.tolist() == [r.delivery_step for r in expected]
-        assert got_rows.tolist() == [r.item for r in expected]
+        assert got_rows.tolist() == [r.item[0] for r in expected]
+        assert got_tags == [r.item[1] for r in expected]
         assert block.pending() == one.pending()
 
 
@@ -392,6 +394,10 @@ def test_the_block_line_refuses_what_the_delay_line_refuses():
         line.push_block(np.array([11, 10]), [[2.0], [3.0]])
     with pytest.raises(ValueError):
         line.push_block(np.array([11, 12]), [[2.0]])
+    with pytest.raises(ValueError, match='2 sample steps for 1 tags'):
+        line.push_block(np.array([11, 12]), [[2.0], [3.0]], ['a'])
+    assert line.drain(10**6)[3] == [None]      # pushed without tags
+    line.push_block([20], [[1.0]])
     with pytest.raises(ValueError, match='>= 0 and finite'):
         BlockDelayLine(-0.01, 120, 1)
     assert line.pending() == 1

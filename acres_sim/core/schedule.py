@@ -183,7 +183,7 @@ class BlockDelayLine:
     the rows delivered by a step as arrays -- the same delivery steps
     (:func:`delivery_steps`), in the same order, without an object per sample."""
 
-    __slots__ = ('delay_s', 'hz', '_steps', '_deliveries', '_values')
+    __slots__ = ('delay_s', 'hz', '_steps', '_deliveries', '_values', '_tags')
 
     def __init__(self, delay_s: float, hz: int, width: int):
         self.delay_s = _checked_delay(delay_s)
@@ -191,12 +191,17 @@ class BlockDelayLine:
         self._steps = np.empty(0, dtype=np.int64)
         self._deliveries = np.empty(0, dtype=np.int64)
         self._values = np.empty((0, width))
+        self._tags = []
 
-    def push_block(self, k_samples, values) -> None:
+    def push_block(self, k_samples, values, tags=None) -> None:
         """Emit: row i of ``values`` sampled at step ``k_samples[i]`` (in order,
-        none before a sample already in the line)."""
+        none before a sample already in the line), with ``tags[i]`` (anything;
+        None: no tags), given back with it."""
         steps = np.asarray(k_samples, dtype=np.int64).reshape(-1)
         values = np.asarray(values, dtype=np.float64).reshape(len(steps), self._values.shape[1])
+        tags = [None] * len(steps) if tags is None else list(tags)
+        if len(tags) != len(steps):
+            raise ValueError(f'{len(steps)} sample steps for {len(tags)} tags')
         if not len(steps):
             return
         last = self._steps[-1] if len(self._steps) else steps[0]
@@ -206,14 +211,15 @@ class BlockDelayLine:
         self._deliveries = np.concatenate([self._deliveries,
                                            delivery_steps(steps, self.delay_s, self.hz)])
         self._values = np.concatenate([self._values, values])
+        self._tags += tags
 
     def drain(self, k: int):
-        """Drain: (sample steps, delivery steps, rows) of every sample delivered
-        at step ``k`` or before (oldest first)."""
+        """Drain: (sample steps, delivery steps, rows, tags) of every sample
+        delivered at step ``k`` or before (oldest first)."""
         n = int(np.searchsorted(self._deliveries, k, side='right'))
-        out = self._steps[:n], self._deliveries[:n], self._values[:n]
-        self._steps, self._deliveries, self._values = (
-            self._steps[n:], self._deliveries[n:], self._values[n:])
+        out = self._steps[:n], self._deliveries[:n], self._values[:n], self._tags[:n]
+        self._steps, self._deliveries, self._values, self._tags = (
+            self._steps[n:], self._deliveries[n:], self._values[n:], self._tags[n:])
         return out
 
     def pending(self) -> int:

@@ -51,12 +51,12 @@ from acres_sim.core.truth import PHYSICS_HZ
 from acres_sim.pipeline import messages as msg
 from acres_sim.pipeline.cdr import diagnostic_array
 from acres_sim.pipeline.faults import OutputFaults
-from acres_sim.pipeline.rows import timed_row, with_event_names
+from acres_sim.pipeline.rows import imu_row, timed_row
 from acres_sim.pipeline.topics import (ANTENNA_FRAME, BASE_FRAME, GNSS_TOPICS, IMU_FRAME,
                                        IMU_TOPIC, UTM_FRAME)
 
 __all__ = ['DIAGNOSTICS_TOPIC', 'Delivery', 'GnssChannel', 'GnssHeadingChannel', 'ImuChannel',
-           'InsChannel', 'OneImuMessage', 'TF_TOPIC', 'imu_rows']
+           'InsChannel', 'OneImuMessage', 'TF_TOPIC', 'imu_rows', 'imu_values']
 
 DIAGNOSTICS_TOPIC = '/diagnostics'
 TF_TOPIC = '/tf'
@@ -277,16 +277,19 @@ class GnssHeadingChannel(_Channel):
         return out
 
 
-def imu_rows(values):
-    """The imu.jsonl rows of the kernel's (n, 6) unrounded samples, rounded as
-    :meth:`acres_sim.core.imu.ImuModel.sample` rounds them, and those values
-    as an (n, 6) array."""
+def imu_values(values):
+    """The kernel's (n, 6) unrounded samples rounded as
+    :meth:`acres_sim.core.imu.ImuModel.sample` rounds them."""
     values = np.asarray(values, dtype=np.float64).reshape(-1, 6)
-    rounded = np.concatenate([round_decimals(values[:, :3], 6),
-                              round_decimals(values[:, 3:], 8)], axis=1)
-    rows = [{'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
-            for v in rounded.tolist()]
-    return rows, rounded
+    return np.concatenate([round_decimals(values[:, :3], 6),
+                           round_decimals(values[:, 3:], 8)], axis=1)
+
+
+def imu_rows(values):
+    """The imu.jsonl rows of the kernel's (n, 6) unrounded samples (see
+    :func:`imu_values`), and their rounded values as an (n, 6) array."""
+    rounded = imu_values(values)
+    return [imu_row(v) for v in rounded.tolist()], rounded
 
 
 class ImuChannel(_Channel):
@@ -300,16 +303,29 @@ class ImuChannel(_Channel):
         self.frame = vehicle.frame_prefix + IMU_FRAME
         self._one = None
 
+    def faulted_block(self, steps, values, views=None):
+        """The kernel's samples ``values`` (n, 6, unrounded) of ``steps`` as the
+        IMU puts them out (``views``: the events' views at each, None: no
+        event): (steps, the values rounded, the names of the events active at
+        each) -- what :meth:`push_block` pushes, for a driver that keeps them
+        as arrays (the recorder)."""
+        steps, values, names = self.faults.arrays(np.asarray(steps), values, views)
+        return steps, imu_values(values), names
+
+    def encode_block(self, steps, rounded):
+        """``imu/data_raw`` of the rounded samples ``rounded`` of ``steps``, as
+        one :class:`~acres_sim.pipeline.batches.Encoded` batch."""
+        return self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
+
     def push_block(self, steps, values, views=None):
         """The kernel's samples ``values`` (n, 6, unrounded) of ``steps``, encoded
         a block at a time (``views``: the events' views at each, None: no event)."""
-        steps, values, names = self.faults.arrays(np.asarray(steps), values, views)
-        rows, rounded = imu_rows(values)
-        rows = [with_event_names(row, active) for row, active in zip(rows, names)]
+        steps, rounded, names = self.faulted_block(steps, values, views)
+        rows = [imu_row(v, active) for v, active in zip(rounded.tolist(), names)]
         if not self.encoding:
             self.push_many(steps, rows)
             return
-        encoded = self.batches.imu_raw(rounded, self.timeline.ns_of_steps(steps), self.frame)
+        encoded = self.encode_block(steps, rounded)
         self.push_many(steps, rows, [[(IMU_TOPIC, data)] for data in encoded.messages()])
 
     def push_row(self, k, row, view=None):

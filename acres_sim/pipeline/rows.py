@@ -9,7 +9,7 @@ the row writer process imports it.
 
 from acres_sim.core.truth import PHYSICS_HZ
 
-__all__ = ['EVENTS_KEY', 'timed_row', 'with_event_names']
+__all__ = ['EVENTS_KEY', 'imu_row', 'timed_row', 'with_event_names']
 
 EVENTS_KEY = 'events'
 
@@ -19,6 +19,13 @@ def with_event_names(row, names):
     if names:
         row[EVENTS_KEY] = list(names)
     return row
+
+
+def imu_row(values, names=()):
+    """The imu.jsonl row of one sample's six rounded values (specific force,
+    then angular rate, body FLU), with the ``names`` of the active events."""
+    return with_event_names({'specific_force_flu_mps2': values[:3],
+                             'angular_velocity_flu_radps': values[3:]}, names)
 
 
 def timed_row(row, k_sample, delivery_time, delay_s):

@@ -1,13 +1,16 @@
-"""``ins.jsonl`` and ``truth.jsonl`` written by a child process from the block
-arrays, so that building and encoding their rows (about a third of the
-recorder's Python) runs on the other core, beside the simulation.
+"""``ins.jsonl``, ``truth.jsonl`` and ``imu.jsonl`` written by a child process
+from the block arrays, so that building and encoding their rows (about a
+third of the recorder's Python) runs on the other core, beside the simulation.
 
 The parent sends, per block of steps, each agent's INS epoch results and truth
 records as numpy arrays (:meth:`RowProcess.send_block`); the child turns them
 into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.ins_row`,
 :func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
 delay line until their delivery step (:class:`acres_sim.core.schedule.DelayLine`),
-writing them then with the scheduler's times.  On close (or end-of-file: the
+writing them then with the scheduler's times.  The IMU samples come already
+delivered (the parent's delay line gives their bag messages their times): the
+child writes their rows (:func:`acres_sim.pipeline.rows.imu_row`) with the
+scheduler's times.  On close (or end-of-file: the
 parent died) the files are closed, whole lines only; the rows still waiting
 are not written, as the spec's Drain never releases a row before its time.
 When the parent died, the child also cuts a
@@ -27,7 +30,7 @@ import traceback
 from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
-from acres_sim.pipeline.rows import timed_row, with_event_names
+from acres_sim.pipeline.rows import imu_row, timed_row, with_event_names
 from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
                                     ignore_interrupts, ready_reply, starting_child)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
@@ -59,15 +62,16 @@ def truth_row(k, truth, ins):
 class _Agent:
     """The child's files and delay line of one agent."""
 
-    def __init__(self, ins_path, truth_path, ins_spec, delay_s):
+    def __init__(self, ins_path, truth_path, ins_spec, imu_path, delay_s):
         self.ins = JsonlWriter(ins_path) if ins_path else None
         self.truth = JsonlWriter(truth_path)
+        self.imu = JsonlWriter(imu_path) if imu_path else None
         self.spec = ins_spec            # (datum, position variance, pose variance)
         self.delay_s = delay_s
         self.line = DelayLine(delay_s, PHYSICS_HZ)   # the INS rows until their delivery
 
     def block(self, k_end, ins_k, ins, truth_k, truth, ins_events=None, truth_events=None,
-              ins_truth=None):
+              ins_truth=None, imu=None):
         rows = {}
         if self.ins is not None:
             for i, (k, o) in enumerate(zip(ins_k.tolist(), ins.tolist())):
@@ -89,9 +93,21 @@ class _Agent:
             self.ins.write(timed_row(release.item, release.sample_step,
                                      release.delivery_step / PHYSICS_HZ, self.delay_s),
                            check_finite=False)
-        for file in (self.ins, self.truth):    # on disk a block at a time, as the bag
+        if imu is not None:
+            self._imu_rows(*imu)
+        for file in (self.ins, self.truth, self.imu):   # on disk a block at a time, as the bag
             if file is not None:
                 file.flush()
+
+    def _imu_rows(self, k_sample, k_delivery, values, names):
+        """The rows of the IMU samples delivered in the block: sampled at
+        ``k_sample``, delivered at ``k_delivery``, their rounded ``values``
+        (n, 6), the names of the events active at each (None: none)."""
+        names = names or [()] * len(k_sample)
+        self.imu.write_rows([timed_row(imu_row(v, active), k, kd / PHYSICS_HZ, self.delay_s)
+                             for k, kd, v, active in zip(k_sample.tolist(), k_delivery.tolist(),
+                                                         values.tolist(), names)],
+                            check_finite=False)         # checked arrays
 
     def close(self):
         """Close the files, each whatever happens to the other; the rows still
@@ -101,18 +117,24 @@ class _Agent:
             if self.ins is not None:
                 self.ins.close()
         finally:
-            self.truth.close()
+            try:
+                self.truth.close()
+            finally:
+                if self.imu is not None:
+                    self.imu.close()
 
 
 def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
-    """The row writer.  ``agents``: (ins path or None, truth path, INS row spec)
-    per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
+    """The row writer.  ``agents``: (ins path or None, truth path, INS row spec,
+    imu path or None) per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
     to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
     ``('block', k_end, [(agent, ins_k, ins, truth_k, truth, ins_events, truth_events,
-    ins_truth)])`` (the names of the events active at each row, or None; the
+    ins_truth, imu)])`` (the names of the events active at each row, or None; the
     epochs as computed, (steps, results), when a dropout left some out of
-    ``ins``: the truth rows keep their INS point), ``('close',)``.
+    ``ins``: the truth rows keep their INS point; the IMU samples delivered,
+    (sample steps, delivery steps, values, event names or None), or None),
+    ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
@@ -206,10 +228,11 @@ class RowProcess:
 
     def send_block(self, k_end, items):
         """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth[,
-        ins_events, truth_events, ins_truth]) with the arrays of
+        ins_events, truth_events, ins_truth, imu]) with the arrays of
         :class:`acres_sim.core.block.Block` (and the names of the events active
-        at each row, and the epochs as computed when a dropout left some out);
-        INS rows delivered before step ``k_end`` are written now."""
+        at each row, the epochs as computed when a dropout left some out, and
+        the IMU samples delivered in the block); INS rows delivered before
+        step ``k_end`` are written now."""
         self.wait_ready()
         if self._error is not None:
             self._reported = True

@@ -30,9 +30,11 @@ Within a block the bag gets its messages in time order (at one time:
 ones encoded a block at a time (:mod:`acres_sim.pipeline.batches`).  Two
 writer processes take the heaviest writing off the simulation's process, to
 the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
-and ``ins.jsonl`` and ``truth.jsonl`` are built from the block arrays and
-written in the other (:mod:`acres_sim.record.rows_process`); ``gnss.jsonl``
-and ``imu.jsonl`` stay here.  A third, started first, imports matplotlib
+and ``ins.jsonl``, ``truth.jsonl`` and ``imu.jsonl`` are built from the block
+arrays and written in the other (:mod:`acres_sim.record.rows_process`; the IMU
+samples wait for their delivery here, as arrays, for their bag messages'
+times); the GNSS and further sensors' rows are written here.  A third,
+started first, imports matplotlib
 while the run is set up and goes on, and draws ``report.png`` at its end,
 while the other writers finish and close (:mod:`acres_sim.record.report_process`;
 a run that failed before its end draws none).
@@ -98,6 +100,8 @@ __all__ = ['RecordRequest', 'RecordingFailed', 'RecordingStopped', 'record']
 # The keys of a one-vehicle run's only vehicle that episode.json also has at its top.
 ONE_VEHICLE_KEYS = ('route', 'vehicle', 'imu_bias_flu', 'config', 'summary')
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
+# The files the row writer process writes (the others: the recorder's own process)
+ROW_WRITER_FILES = ('ins', 'truth', 'imu')
 # The INS report's values of an epoch: its position and the true one at the INS point (ENU)
 INS_REPORT_COLUMNS = [P_INS, P_INS + 1, P_INS + 2, P_N, P_N + 1, P_N + 2]
 
@@ -143,10 +147,13 @@ class _Agent:
     files: dict = field(default_factory=dict)
     # its report's series: the INS's and the truth's as columns (made of the block's arrays)
     report: dict = field(default_factory=lambda: {
-        'ins': ThinnedColumns(), 'truth': ThinnedColumns(),
-        **{name: Thinned() for name in ('gnss', 'imu', *STEP_SENSORS)}})
-    # the INS report's values (INS and true position at each epoch) until their delivery
-    ins_report: object = None      # acres_sim.core.schedule.BlockDelayLine (None: no INS)
+        'ins': ThinnedColumns(), 'truth': ThinnedColumns(), 'imu': ThinnedColumns(),
+        **{name: Thinned() for name in ('gnss', *STEP_SENSORS)}})
+    # acres_sim.core.schedule.BlockDelayLine: until their delivery, the INS report's
+    # values (INS and true position at each epoch; None: no INS) and the IMU's samples
+    # (their rounded values, tagged with the active events' names; None: no IMU)
+    ins_report: object = None
+    imu_line: object = None
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
@@ -214,9 +221,12 @@ class _Recording:
         folder = self.out if n == 1 else self.out / scenario_vehicle.name
         ins_report = (BlockDelayLine(vehicle.delay_s, PHYSICS_HZ, len(INS_REPORT_COLUMNS))
                       if 'ins' in vehicle.channels else None)
+        imu_line = (BlockDelayLine(vehicle.delay_s, PHYSICS_HZ, 6)
+                    if 'imu' in vehicle.channels else None)
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder,
                       intervals=ActiveIntervals(vehicle.events),
-                      status=EventStatus(vehicle, self.injected_at), ins_report=ins_report)
+                      status=EventStatus(vehicle, self.injected_at), ins_report=ins_report,
+                      imu_line=imu_line)
 
     @property
     def step(self):
@@ -241,7 +251,7 @@ class _Recording:
 
     @staticmethod
     def _jsonl_paths(agent):
-        """name -> path of the agent's jsonl files (ins and truth: the row writer's)."""
+        """name -> path of the agent's jsonl files (:data:`ROW_WRITER_FILES`: the row writer's)."""
         channels = agent.vehicle.channels
         names = [name for name in ('gnss', 'gnss_heading', 'imu', 'ins') if name in channels]
         paths = {name: agent.folder / f'{name}.jsonl' for name in names + ['truth']}
@@ -257,14 +267,14 @@ class _Recording:
             agent.folder.mkdir(parents=True, exist_ok=True)
             agent.files = {name: JsonlWriter(path)
                            for name, path in self._jsonl_paths(agent).items()
-                           if name not in ('ins', 'truth')}
+                           if name not in ROW_WRITER_FILES}
         lock = self.out / WRITERS_LOCK       # held by both while they have files open
-        # ins.jsonl and truth.jsonl belong to the row writer process
         row_files = []
         for agent in self.agents:
             paths, ins = self._jsonl_paths(agent), agent.vehicle.ins
             row_files.append((str(paths['ins']) if ins else None, str(paths['truth']),
-                              ins.row_spec if ins else None))
+                              ins.row_spec if ins else None,
+                              str(paths['imu']) if 'imu' in paths else None))
         self.rows = RowProcess(row_files, [agent.vehicle.delay_s for agent in self.agents],
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock,
@@ -397,9 +407,9 @@ class _Recording:
                                            [event_log(entry)]))
         rows = []
         for agent, block in zip(self.agents, blocks):
-            rows.append(self._sample(agent, k0, block, entries))
+            item = self._sample(agent, k0, block, entries)
             push_step_sensors(agent.vehicle, k0, block.states)
-            self._deliver(agent, k1, entries)
+            rows.append((*item, self._deliver(agent, k1, entries)))
         self.rows.send_block(k1, rows)
         for agent in self.agents:      # the rows on disk before the bag has their messages
             for file in agent.files.values():
@@ -434,7 +444,9 @@ class _Recording:
         agent.report['truth'].extend(_truth_report(b, 'ins' in channels))
         views = len(events) > 0
         if 'imu' in channels and len(b.imu_k):
-            channels['imu'].push_block(b.imu_k, b.imu, b.imu_ev if views else None)
+            steps, rounded, names = channels['imu'].faulted_block(b.imu_k, b.imu,
+                                                                  b.imu_ev if views else None)
+            agent.imu_line.push_block(steps, rounded, names)
         if 'gnss' in channels and len(b.gnss_k):
             channels['gnss'].push_epochs(b.gnss_k, b.gnss_antenna, b.gnss,
                                          b.gnss_ev if views else None)
@@ -443,7 +455,7 @@ class _Recording:
                     b.gnss_k, b.states[b.gnss_k - k0, T_Q:T_Q + 4], b.gnss[:, REC_FIX],
                     b.gnss_ev if views else None)
         if not views:
-            return agent.index, ins_k, ins, b.truth_k, b.truth
+            return agent.index, ins_k, ins, b.truth_k, b.truth, None, None, None
         agent.intervals.take(b.truth_ev)
         agent.intervals.take_clock(events.state)
         status = agent.status.messages(b.truth_k, b.truth_ev) if entries is not None else ()
@@ -458,22 +470,27 @@ class _Recording:
     def _deliver(self, agent, k_end, entries):
         """Every sample delivered before step ``k_end``: its file row and topics
         (the bag's ``entries`` per topic, each in the order the channel sends
-        them; None: no bag)."""
+        them; None: no bag).  Returns the IMU samples delivered, for the row
+        writer (None: none)."""
         vehicle = agent.vehicle
         if agent.ins_report is not None:      # the rows: written by the row writer
-            k_sample, _k_delivery, values = agent.ins_report.drain(k_end - 1)
+            k_sample, _k_delivery, values, _tags = agent.ins_report.drain(k_end - 1)
             agent.report['ins'].extend(_ins_report(k_sample, values,
                                                    vehicle.ins.position_variance))
+        imu = None
         for name in ('gnss', 'gnss_heading', 'imu', *STEP_SENSORS):
             channel = vehicle.channels.get(name)
             if channel is None:
+                continue
+            if name == 'imu':                 # its samples as arrays, its rows the row writer's
+                imu = self._deliver_imu(agent, channel, k_end, entries)
                 continue
             deliveries = channel.drain(k_end - 1)
             if not deliveries:
                 continue
             report = agent.report.get(name)
             rows = [delivery.row for delivery in deliveries]
-            agent.files[name].write_rows(rows, check_finite=name != 'imu')  # IMU: checked arrays
+            agent.files[name].write_rows(rows)
             if name == 'gnss':
                 for delivery in deliveries:
                     row = delivery.row
@@ -483,12 +500,29 @@ class _Recording:
             elif name == 'gnss_heading':
                 agent.heading_epochs += len(rows)
                 agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
-            elif name == 'imu':
-                report.extend(len(rows), rows.__getitem__)
             else:                             # the further sensors: what their panels read
                 report.extend(len(rows), lambda i: further_report_row(name, rows[i]))
             if entries is not None:
                 self._delivered_messages(vehicle, channel, deliveries, entries)
+        return imu
+
+    def _deliver_imu(self, agent, channel, k_end, entries):
+        """The IMU samples delivered before step ``k_end`` (sample steps,
+        delivery steps, rounded values, active events' names or None), or None:
+        into the report, and their ``imu/data_raw`` into ``entries`` (encoded
+        together, each at its delivery time)."""
+        k_sample, k_delivery, values, names = agent.imu_line.drain(k_end - 1)
+        if not len(k_sample):
+            return None
+        agent.report['imu'].extend({'sample_time_s': k_sample / PHYSICS_HZ,
+                                    'specific_force_flu_mps2': values[:, :3],
+                                    'angular_velocity_flu_radps': values[:, 3:]})
+        if entries is not None:
+            (topic, _type), = channel.topic_types
+            entries.append(_entry(agent.vehicle.topic(topic),
+                                  self.timeline.ns_of_steps(k_delivery),
+                                  channel.encode_block(k_sample, values)))
+        return k_sample, k_delivery, values, names if any(names) else None
 
     def _delivered_messages(self, vehicle, channel, deliveries, entries):
         """The bag's entries of the messages of ``deliveries``: one per topic
@@ -542,7 +576,7 @@ class _Recording:
         for agent in self.agents:
             for name, path in self._jsonl_paths(agent).items():
                 file = agent.files.get(name)
-                if file is not None and file.failure or rows_failed and name in ('ins', 'truth'):
+                if file is not None and file.failure or rows_failed and name in ROW_WRITER_FILES:
                     self.failed_files.add(self._relative(path))
                 try:                    # a writer process killed in the middle of a write
                     cut_partial_line(path)
@@ -572,7 +606,7 @@ class _Recording:
         r = agent.report
         gnss = [row for row, _antenna in r['gnss'].items]
         antenna = np.array([a for _row, a in r['gnss'].items]).reshape(-1, 3)
-        return gnss, r['ins'].columns(), r['imu'].items, r['truth'].columns(), antenna
+        return gnss, r['ins'].columns(), r['imu'].columns(), r['truth'].columns(), antenna
 
     def _pages(self):
         """Each vehicle's page of the report, with its summary."""
