@@ -2,11 +2,14 @@
 (:mod:`acres_sim.core.step_sensor`): the barometer, the magnetometer, the
 wheel odometry and the radar ground-speed sensor.
 
-The sim process runs them: the recorder and the live sim node both call
-:func:`push_step_sensors` with each block's states (``Block.states``), so both
-get the same samples; each sample's row and messages then pass the sensor's
-delay line (:class:`acres_sim.pipeline.channels.Delivery`, at t_sample +
-delay_s, stamped t_sample) as the GNSS and IMU samples do.  The messages are
+The sim process runs them: each block's states (``Block.states``) give the
+samples (the model's ``run_block``).  The live sim node calls
+:func:`push_step_sensors`: each sample's row and messages then pass the
+sensor's delay line (:class:`acres_sim.pipeline.channels.Delivery`, at
+t_sample + delay_s, stamped t_sample) as the GNSS and IMU samples do.  The
+recorder keeps the raw samples in a delay line of arrays instead and makes
+the rows (the model's ``rows``) and messages (:meth:`StepChannel.encode_block`)
+of those delivered -- the same samples, rows and bytes.  The messages are
 encoded a block at a time from the rows' rounded values
 (:class:`acres_sim.pipeline.cdr.FixedLayout`), so a message holds what its
 row says.

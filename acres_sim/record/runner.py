@@ -80,7 +80,8 @@ from acres_sim.pipeline.event_topics import (EVENT_LOG_TOPIC, EventStatus, event
                                              scenario_entry)
 from acres_sim.pipeline.faults import ActiveIntervals
 from acres_sim.pipeline.messages import TYPESTORE
-from acres_sim.pipeline.step_channels import STEP_SENSORS, push_step_sensors
+from acres_sim.pipeline.rows import timed_row
+from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
 from acres_sim.record.child import WriterProcessError
@@ -154,6 +155,8 @@ class _Agent:
     # (their rounded values, tagged with the active events' names; None: no IMU)
     ins_report: object = None
     imu_line: object = None
+    # ... and the further sensors' raw samples (name -> BlockDelayLine)
+    step_lines: dict = field(default_factory=dict)
     # GNSS epochs delivered per fix state, and with a position (the report's are thinned)
     fix_counts: dict = field(default_factory=lambda: {state: 0 for state in FIX_STATES})
     fix_counts_with_position: int = 0
@@ -223,10 +226,13 @@ class _Recording:
                       if 'ins' in vehicle.channels else None)
         imu_line = (BlockDelayLine(vehicle.delay_s, PHYSICS_HZ, 6)
                     if 'imu' in vehicle.channels else None)
+        step_lines = {name: BlockDelayLine(vehicle.delay_s, PHYSICS_HZ,
+                                           vehicle.channels[name].model.SAMPLE_SIZE)
+                      for name in STEP_SENSORS if name in vehicle.channels}
         return _Agent(k, scenario_vehicle.name, vehicle, sim, folder,
                       intervals=ActiveIntervals(vehicle.events),
                       status=EventStatus(vehicle, self.injected_at), ins_report=ins_report,
-                      imu_line=imu_line)
+                      imu_line=imu_line, step_lines=step_lines)
 
     @property
     def step(self):
@@ -408,7 +414,8 @@ class _Recording:
         rows = []
         for agent, block in zip(self.agents, blocks):
             item = self._sample(agent, k0, block, entries)
-            push_step_sensors(agent.vehicle, k0, block.states)
+            for name, line in agent.step_lines.items():
+                line.push_block(*agent.vehicle.channels[name].model.run_block(k0, block.states))
             rows.append((*item, self._deliver(agent, k1, entries)))
         self.rows.send_block(k1, rows)
         for agent in self.agents:      # the rows on disk before the bag has their messages
@@ -485,6 +492,9 @@ class _Recording:
             if name == 'imu':                 # its samples as arrays, its rows the row writer's
                 imu = self._deliver_imu(agent, channel, k_end, entries)
                 continue
+            if name in STEP_SENSORS:          # their samples as arrays
+                self._deliver_step_sensor(agent, name, channel, k_end, entries)
+                continue
             deliveries = channel.drain(k_end - 1)
             if not deliveries:
                 continue
@@ -497,11 +507,9 @@ class _Recording:
                     report.append((_gnss_report(row), delivery.extra))
                     agent.fix_counts[row['fix_type']] += 1
                     agent.fix_counts_with_position += row['position_enu_m'] is not None
-            elif name == 'gnss_heading':
+            else:
                 agent.heading_epochs += len(rows)
                 agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
-            else:                             # the further sensors: what their panels read
-                report.extend(len(rows), lambda i: further_report_row(name, rows[i]))
             if entries is not None:
                 self._delivered_messages(vehicle, channel, deliveries, entries)
         return imu
@@ -523,6 +531,27 @@ class _Recording:
                                   self.timeline.ns_of_steps(k_delivery),
                                   channel.encode_block(k_sample, values)))
         return k_sample, k_delivery, values, names if any(names) else None
+
+    def _deliver_step_sensor(self, agent, name, channel, k_end, entries):
+        """The samples of a further sensor delivered before step ``k_end``: their
+        rows (the model's, with the scheduler's times) into its file and the
+        report, their messages into ``entries`` (encoded together, each topic's
+        at the delivery times)."""
+        k_sample, k_delivery, samples, _tags = agent.step_lines[name].drain(k_end - 1)
+        if not len(k_sample):
+            return
+        rows = channel.model.rows(samples)
+        delay_s = channel.delay_s
+        agent.files[name].write_rows([
+            timed_row(row, k, kd / PHYSICS_HZ, delay_s)
+            for row, k, kd in zip(rows, k_sample.tolist(), k_delivery.tolist())])
+        times = (k_sample / PHYSICS_HZ).tolist()
+        agent.report[name].extend(len(rows), lambda i: further_report_row(
+            name, {**rows[i], 'sample_time_s': times[i]}))
+        if entries is not None:
+            when = self.timeline.ns_of_steps(k_delivery)
+            for topic, encoded in channel.encode_block(rows, self.timeline.ns_of_steps(k_sample)):
+                entries.append(_entry(agent.vehicle.topic(topic), when, encoded))
 
     def _delivered_messages(self, vehicle, channel, deliveries, entries):
         """The bag's entries of the messages of ``deliveries``: one per topic
