@@ -71,8 +71,8 @@ from acres_sim.config.terrain import FLAT, load_terrain
 from acres_sim.config.vehicles import load_vehicle
 from acres_sim.core.block import run_vehicle_block
 from acres_sim.core.gnss.receiver import REC_FIX
-from acres_sim.core.schedule import BlockDelayLine
 from acres_sim.core.ins import P_INS, P_N
+from acres_sim.core.schedule import BlockDelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
 from acres_sim.files import part_name, write_atomically
 from acres_sim.pipeline.models import site_georeference
@@ -146,7 +146,7 @@ class _Agent:
     sim: object                    # its acres_sim.core.block.RigSimulation
     folder: Path
     files: dict = field(default_factory=dict)
-    # its report's series: the INS's and the truth's as columns (made of the block's arrays)
+    # its report's series: the INS's, IMU's and truth's as columns (made of the block's arrays)
     report: dict = field(default_factory=lambda: {
         'ins': ThinnedColumns(), 'truth': ThinnedColumns(), 'imu': ThinnedColumns(),
         **{name: Thinned() for name in ('gnss', *STEP_SENSORS)}})
