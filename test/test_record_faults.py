@@ -342,6 +342,7 @@ def test_sigkill_of_a_writer_process_fails_the_run_truthfully(tmp_path, kind):
     else:
         assert episode['files']['bag'] == 'whole' and bag_readable(out / 'bag')
         assert episode['files']['ins.jsonl'] == episode['files']['imu.jsonl'] == 'cut short'
+        assert episode['files']['barometer.jsonl'] == 'cut short'
         assert episode['files']['gnss.jsonl'] == 'whole'       # the recorder's own
 
 

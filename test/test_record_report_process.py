@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from acres_sim.files import part_name
-from acres_sim.record.report import FURTHER_KEYS, ReportPage, further_report_row, write_pages
+from acres_sim.record.report import (FURTHER_KEYS, Columns, ReportPage, further_report_columns,
+                                     further_report_row, write_pages)
 from acres_sim.record.report_process import ReportProcess, ReportProcessError
 from acres_sim.record.runner import RecordRequest, record
 
@@ -220,6 +221,35 @@ def test_the_radar_row_kept_for_the_report_has_what_its_panel_reads(tmp_path):
     assert set(kept[0]) == {'sample_time_s', *FURTHER_KEYS['radar']}
     write_pages(tmp_path / 'whole.png', _pages({'radar': whole}), _scene())
     write_pages(tmp_path / 'kept.png', _pages({'radar': kept}), _scene())
+    assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
+
+
+def _as_columns(rows):
+    """Rows as the recorder's column series has them: {key: array}, a nested
+    key as 'outer.inner'."""
+    def flat(row, prefix=''):
+        for key, value in row.items():
+            if isinstance(value, dict):
+                yield from flat(value, f'{prefix}{key}.')
+            else:
+                yield prefix + key, value
+    keys = [key for key, _value in flat(rows[0])]
+    values = [dict(flat(row)) for row in rows]
+    return {key: np.array([v[key] for v in values]) for key in keys}
+
+
+def test_the_further_columns_kept_for_the_report_draw_the_same_panels(further_rows, tmp_path):
+    """Reference: the whole rows as written.  The recorder keeps each further
+    sensor's values as columns (further_report_columns); they draw the very
+    same picture (radar: the rows of test_record_report)."""
+    from test_record_report import _further_rows
+    whole = dict(further_rows, radar=_further_rows()['radar'])
+    kept = {name: Columns(further_report_columns(name, _as_columns(rows)))
+            for name, rows in whole.items()}
+    assert all(len(kept[name].columns) < len(_as_columns(whole[name])) for name in
+               ('baro', 'wheel_odometry'))
+    write_pages(tmp_path / 'whole.png', _pages(whole), _scene())
+    write_pages(tmp_path / 'kept.png', _pages(kept), _scene())
     assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
 
 

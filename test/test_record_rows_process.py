@@ -47,9 +47,12 @@ def test_rows_as_in_process(tmp_path, ins):
     rng = np.random.default_rng(2)
     data = blocks(3, rng, hz_step=3)
     delay = 0.05
+    from acres_sim.core.magnetometer import magnetometer_rows
     process = RowProcess([(str(tmp_path / 'ins.jsonl'), str(tmp_path / 'truth.jsonl'),
-                           ins.row_spec, str(tmp_path / 'imu.jsonl'))], delay)
-    expected_imu = []
+                           ins.row_spec, str(tmp_path / 'imu.jsonl'),
+                           {'mag': (str(tmp_path / 'magnetometer.jsonl'), magnetometer_rows)})],
+                         delay)
+    expected_imu, expected_mag = [], []
     for k_end, ins_k, values, truth_k, truth in data:
         # IMU samples delivered in the block, the second and third with events at work
         k_sample = np.arange(k_end - 126, k_end - 6, dtype=np.int64)
@@ -57,8 +60,18 @@ def test_rows_as_in_process(tmp_path, ins):
         imu = rng.normal(size=(len(k_sample), 6))
         names = [[] for _ in k_sample]
         names[1], names[2] = ['bias'], ['bias', 'cap']
+        # and magnetometer samples (their rounded values, as the model's columns)
+        field, true_field = rng.normal(size=(2, len(k_sample[::3]), 3)) * 1e-5
+        mag = (k_sample[::3], k_delivery[::3], {'magnetic_field_flu_t': field,
+                                                'truth.magnetic_field_flu_t': true_field})
         process.send_block(k_end, [(0, ins_k, values, truth_k, truth, None, None, None,
-                                    (k_sample, k_delivery, imu, names if k_end > 120 else None))])
+                                    (k_sample, k_delivery, imu, names if k_end > 120 else None),
+                                    {'mag': mag})])
+        expected_mag += [{'magnetic_field_flu_t': b, 'truth': {'magnetic_field_flu_t': tb},
+                          'sample_time_s': k / 120, 'available_time_s': k / 120 + delay,
+                          'delivery_time_s': kd / 120}
+                         for k, kd, b, tb in zip(mag[0].tolist(), mag[1].tolist(),
+                                                 field.tolist(), true_field.tolist())]
         for i, (k, kd, v) in enumerate(zip(k_sample.tolist(), k_delivery.tolist(),
                                            imu.tolist())):
             row = {'specific_force_flu_mps2': v[:3], 'angular_velocity_flu_radps': v[3:]}
@@ -70,6 +83,7 @@ def test_rows_as_in_process(tmp_path, ins):
     process.close()
     process.close()                                    # twice is fine
     assert rows(tmp_path / 'imu.jsonl') == expected_imu
+    assert rows(tmp_path / 'magnetometer.jsonl') == expected_mag and len(expected_mag) == 120
     assert [list(row) for row in rows(tmp_path / 'imu.jsonl')[121:123]] == [
         ['specific_force_flu_mps2', 'angular_velocity_flu_radps', 'events', 'sample_time_s',
          'available_time_s', 'delivery_time_s']] * 2      # the keys in the recorder's order
@@ -89,7 +103,7 @@ def test_rows_as_in_process(tmp_path, ins):
 
 
 def test_a_dead_child_is_raised_once_as_a_one_line_reason(tmp_path, ins):
-    process = RowProcess([(None, str(tmp_path / 'truth.jsonl'), None, None)], 0.0)
+    process = RowProcess([(None, str(tmp_path / 'truth.jsonl'), None, None, None)], 0.0)
     os.kill(process._process.pid, signal.SIGKILL)
     process._process.join(10)
     empty = np.zeros((0, RESULT_SIZE))
@@ -102,7 +116,7 @@ def test_a_dead_child_is_raised_once_as_a_one_line_reason(tmp_path, ins):
 
 
 def test_an_error_in_the_child_comes_back_with_its_traceback(tmp_path):
-    process = RowProcess([(None, str(tmp_path / 'truth.jsonl'), None, None)], 0.0)
+    process = RowProcess([(None, str(tmp_path / 'truth.jsonl'), None, None, None)], 0.0)
     process.send_block(120, [(5, None, None, None, None)])      # no agent 5
     with pytest.raises(RowProcessError, match='IndexError') as err:
         process.close()
@@ -114,7 +128,7 @@ def test_files_are_whole_when_the_parent_is_killed(tmp_path):
         import os, signal
         import numpy as np
         from acres_sim.record.rows_process import RowProcess
-        process = RowProcess([(None, {str(tmp_path / 'truth.jsonl')!r}, None, None)], 0.0)
+        process = RowProcess([(None, {str(tmp_path / 'truth.jsonl')!r}, None, None, None)], 0.0)
         for b in range(30):
             k = np.arange(b * 120, (b + 1) * 120, dtype=np.int64)
             process.send_block((b + 1) * 120, [(0, k[:0], np.zeros((0, 48)), k,
@@ -135,15 +149,16 @@ def test_files_are_whole_when_the_parent_is_killed(tmp_path):
 
 def test_a_file_that_cannot_be_opened_fails_the_start_in_one_line(tmp_path):
     with pytest.raises(RowProcessError, match='while opening the files') as err:
-        RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None, None)], 0.0)
+        RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None, None, None)],
+                   0.0)
     assert err.value.reason.startswith('FileNotFoundError')
 
 
 def test_a_start_not_waited_for_raises_its_failure_once_waited_for(tmp_path):
     """wait=False only starts the child: wait_ready() raises what the start
     raises, and the process is then closed (a close after it is silent)."""
-    process = RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None, None)],
-                         0.0, wait=False)
+    process = RowProcess([(None, str(tmp_path / 'no such folder' / 'truth.jsonl'), None, None,
+                           None)], 0.0, wait=False)
     with pytest.raises(RowProcessError, match='while opening the files'):
         process.wait_ready()
     assert process.closed and process._process.exitcode is not None
@@ -154,7 +169,7 @@ def test_a_start_not_waited_for_raises_its_failure_once_waited_for(tmp_path):
 
 def test_a_start_not_waited_for_is_ready_for_rows(tmp_path):
     truth = tmp_path / 'truth.jsonl'
-    process = RowProcess([(None, str(truth), None, None)], 0.0, wait=False)
+    process = RowProcess([(None, str(truth), None, None, None)], 0.0, wait=False)
     process.wait_ready()
     process.wait_ready()                             # once ready, at once
     process.close()
@@ -168,7 +183,7 @@ def test_the_parents_files_end_on_a_whole_line_when_it_is_killed(tmp_path):
     code = textwrap.dedent(f'''
         import os, signal
         from acres_sim.record.rows_process import RowProcess
-        process = RowProcess([(None, {str(tmp_path / 'truth.jsonl')!r}, None, None)], 0.0,
+        process = RowProcess([(None, {str(tmp_path / 'truth.jsonl')!r}, None, None, None)], 0.0,
                              tidy=[{str(gnss)!r}])
         with open({str(gnss)!r}, 'wb') as f:
             f.write(b'{{"k": 0}}\\n{{"k": 1}}\\n{{"k": 2, "pos')    # the kill, mid-line

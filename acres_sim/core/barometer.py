@@ -34,7 +34,7 @@ from acres_sim.core.environment.atmosphere import pressure_1976, pressure_altitu
 from acres_sim.core.jit import njit
 from acres_sim.core.quaternion import matrix_from_quat
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.rounding import rounded_columns
+from acres_sim.core.rounding import round_decimals
 from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, row_positions
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q
@@ -108,6 +108,20 @@ def barometer_block(k0, states, due, period, params, rng, memory, out_k, out):
     return n
 
 
+#: barometer.jsonl: (key, sample column, decimals)
+ROW_COLUMNS = (('pressure_pa', B_PRESSURE, 3), ('pressure_altitude_m', B_ALTITUDE, 4),
+               ('drift_factor', B_DRIFT, 10), ('truth.pressure_pa', B_TRUE_PRESSURE, 3),
+               ('truth.altitude_m', B_TRUE_ALTITUDE, 4))
+
+
+def barometer_rows(columns):
+    """The barometer.jsonl rows of :meth:`Barometer.columns`."""
+    return [{'pressure_pa': p, 'pressure_altitude_m': h, 'drift_factor': b,
+             'truth': {'pressure_pa': true_p, 'altitude_m': true_h}}
+            for p, h, b, true_p, true_h in zip(*(columns[key].tolist()
+                                                 for key, _i, _n in ROW_COLUMNS))]
+
+
 class Barometer(StepSensor):
     """The barometer of one vehicle (see the module docstring)."""
 
@@ -129,11 +143,11 @@ class Barometer(StepSensor):
         return (pressure_altitude_m(pressure + step, p.qnh_pa)
                 - pressure_altitude_m(pressure - step, p.qnh_pa)) / (2.0 * step)
 
-    def rows(self, samples):
-        """barometer.jsonl: pressure [Pa, 0.001], pressure altitude [m, 0.0001],
-        the drift factor, and the truth."""
-        columns = rounded_columns(samples, ((B_PRESSURE, 3), (B_ALTITUDE, 4), (B_DRIFT, 10),
-                                            (B_TRUE_PRESSURE, 3), (B_TRUE_ALTITUDE, 4)))
-        return [{'pressure_pa': p, 'pressure_altitude_m': h, 'drift_factor': b,
-                 'truth': {'pressure_pa': true_p, 'altitude_m': true_h}}
-                for p, h, b, true_p, true_h in zip(*columns)]
+    def columns(self, samples):
+        """barometer.jsonl's values: pressure [Pa, 0.001], pressure altitude
+        [m, 0.0001], the drift factor, and the truth."""
+        samples = np.asarray(samples, dtype=np.float64)
+        return {key: round_decimals(samples[:, index], ndigits)
+                for key, index, ndigits in ROW_COLUMNS}
+
+    rows_from_columns = staticmethod(barometer_rows)

@@ -105,6 +105,13 @@ def magnetometer_block(k0, states, due, period, params, rng, memory, out_k, out)
     return n
 
 
+def magnetometer_rows(columns):
+    """The magnetometer.jsonl rows of :meth:`Magnetometer.columns`."""
+    return [{'magnetic_field_flu_t': b, 'truth': {'magnetic_field_flu_t': true_b}}
+            for b, true_b in zip(columns['magnetic_field_flu_t'].tolist(),
+                                 columns['truth.magnetic_field_flu_t'].tolist())]
+
+
 class Magnetometer(StepSensor):
     """The magnetometer of one vehicle (see the module docstring)."""
 
@@ -112,9 +119,10 @@ class Magnetometer(StepSensor):
     SAMPLE_SIZE = SAMPLE_SIZE
     MEMORY_SIZE = 0          # nothing carried from sample to sample
 
-    def rows(self, samples):
-        """magnetometer.jsonl: the field [T] (rounded to 0.1 nT), and its truth."""
-        field = round_decimals(np.asarray(samples)[:, M_FIELD:M_FIELD + 3], 10).tolist()
-        truth = round_decimals(np.asarray(samples)[:, M_TRUE:M_TRUE + 3], 10).tolist()
-        return [{'magnetic_field_flu_t': b, 'truth': {'magnetic_field_flu_t': true_b}}
-                for b, true_b in zip(field, truth)]
+    def columns(self, samples):
+        """magnetometer.jsonl's values: the field [T] (rounded to 0.1 nT), and its truth."""
+        samples = np.asarray(samples, dtype=np.float64)
+        return {'magnetic_field_flu_t': round_decimals(samples[:, M_FIELD:M_FIELD + 3], 10),
+                'truth.magnetic_field_flu_t': round_decimals(samples[:, M_TRUE:M_TRUE + 3], 10)}
+
+    rows_from_columns = staticmethod(magnetometer_rows)

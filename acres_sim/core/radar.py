@@ -92,7 +92,7 @@ import numpy as np
 from acres_sim.core.frames import lever_arm_from_chassis
 from acres_sim.core.jit import njit
 from acres_sim.core.rng import pcg32_gaussian
-from acres_sim.core.rounding import rounded_columns
+from acres_sim.core.rounding import round_decimals
 from acres_sim.core.due import due_at
 from acres_sim.core.step_sensor import StepSensor, point_velocity, row_positions, state_axes
 from acres_sim.core.truth import PHYSICS_HZ
@@ -185,6 +185,14 @@ def radar_block(k0, states, due, period, params, rng, memory, out_k, out):
     return n
 
 
+def radar_rows(columns):
+    """The radar.jsonl rows of :meth:`RadarSpeed.columns`."""
+    return [{'speed_mps': u, 'valid': ok, 'sigma_mps': s,
+             'truth': {'speed_mps': true_u, 'delta_pitch_rad': dp}}
+            for u, ok, s, true_u, dp in zip(*(columns[key].tolist() for key in (
+                'speed_mps', 'valid', 'sigma_mps', 'truth.speed_mps', 'truth.delta_pitch_rad')))]
+
+
 class RadarSpeed(StepSensor):
     """The ground-speed radar of one vehicle (:class:`RadarParams`, the RADAR stream)."""
 
@@ -193,14 +201,16 @@ class RadarSpeed(StepSensor):
     MEMORY_SIZE = MEMORY_SIZE
     VALUES_PER_SAMPLE = VALUES_PER_SAMPLE
 
-    def rows(self, samples) -> list:
-        """The radar.jsonl rows of the samples."""
-        speed, sigma, true_speed, delta_pitch = rounded_columns(
-            samples, ((R_SPEED, 6), (R_SIGMA, 6), (R_TRUE_SPEED, 6), (R_DELTA_PITCH, 8)))
-        valid = (np.asarray(samples)[:, R_VALID] > 0.5).tolist()
-        return [{'speed_mps': u, 'valid': ok, 'sigma_mps': s,
-                 'truth': {'speed_mps': true_u, 'delta_pitch_rad': dp}}
-                for u, ok, s, true_u, dp in zip(speed, valid, sigma, true_speed, delta_pitch)]
+    def columns(self, samples):
+        """radar.jsonl's values: the speed, its validity and sigma, the truth."""
+        samples = np.asarray(samples, dtype=np.float64)
+        return {'speed_mps': round_decimals(samples[:, R_SPEED], 6),
+                'valid': samples[:, R_VALID] > 0.5,
+                'sigma_mps': round_decimals(samples[:, R_SIGMA], 6),
+                'truth.speed_mps': round_decimals(samples[:, R_TRUE_SPEED], 6),
+                'truth.delta_pitch_rad': round_decimals(samples[:, R_DELTA_PITCH], 8)}
+
+    rows_from_columns = staticmethod(radar_rows)
 
 
 def default_radar_params(vehicle: VehicleParams,

@@ -124,10 +124,23 @@ class StepSensor:
                         self.rng.state, self.memory, out_k, out)
         return out_k[:n], out[:n]
 
-    def rows(self, samples) -> list:
-        """The file rows of the samples (n, SAMPLE_SIZE), a dict each: the
-        values rounded a column at a time (:mod:`acres_sim.core.rounding`)."""
+    def columns(self, samples) -> dict:
+        """The rows' values of the samples (n, SAMPLE_SIZE), rounded a column
+        at a time (:mod:`acres_sim.core.rounding`): an array per key of a row
+        (a nested one as ``'outer.inner'``), a row per entry of its first axis
+        -- what the messages are made of."""
         raise NotImplementedError
+
+    @staticmethod
+    def rows_from_columns(columns) -> list:
+        """The file rows, a dict each, of :meth:`columns` (each sensor's is a
+        function of its module, so that a process without the model can
+        make its rows)."""
+        raise NotImplementedError
+
+    def rows(self, samples) -> list:
+        """The file rows of the samples (n, SAMPLE_SIZE), a dict each."""
+        return self.rows_from_columns(self.columns(samples))
 
     def row(self, sample) -> dict:
         """The file row of one sample (SAMPLE_SIZE floats)."""

@@ -396,6 +396,27 @@ def wheel_odometry_block(k0, states, due, period, params, rng, memory, out_k, ou
     return n
 
 
+def wheel_odometry_rows(columns) -> list:
+    """The wheel_odometry.jsonl rows of :meth:`WheelOdometry.columns`."""
+    c = {key: column.tolist() for key, column in columns.items()}
+    return [{
+        'position_odom_m': c['position_odom_m'][i],
+        'yaw_odom_rad': c['yaw_odom_rad'][i],
+        'speed_mps': c['speed_mps'][i],
+        'yaw_rate_radps': c['yaw_rate_radps'][i],
+        'wheel_speeds_mps': c['wheel_speeds_mps'][i],
+        'wheel_rates_radps': c['wheel_rates_radps'][i],
+        'slip': c['slip'][i],
+        'traction_force_n': c['traction_force_n'][i],
+        'distance_m': c['distance_m'][i],
+        'pose_covariance_xy_yaw': c['pose_covariance_xy_yaw'][i],
+        'twist_variance': {'speed_m2ps2': c['twist_variance.speed_m2ps2'][i],
+                           'yaw_rate_rad2ps2': c['twist_variance.yaw_rate_rad2ps2'][i]},
+        'truth': {'speed_mps': c['truth.speed_mps'][i],
+                  'yaw_rate_radps': c['truth.yaw_rate_radps'][i]},
+    } for i in range(len(c['slip']))]
+
+
 class WheelOdometry(StepSensor):
     """The wheel odometry of one vehicle (:class:`WheelOdometryParams`, the
     WHEEL_ODOMETRY stream).  :meth:`reset` starts the odom frame again at the
@@ -412,37 +433,40 @@ class WheelOdometry(StepSensor):
         memory[M_K_SAMPLE] = -1.0
         return memory
 
-    def rows(self, samples) -> list:
-        """The wheel_odometry.jsonl rows of the samples: the values to their
+    def columns(self, samples) -> dict:
+        """The wheel_odometry.jsonl values of the samples: the values to their
         decimals, the variances to six significant digits (they span many
         decades)."""
         o = np.asarray(samples, dtype=np.float64)
         radius = float(self.params.wheel_radius_m)
         x, y, u, left, right, distance, true_u = round_decimals(
-            o[:, [W_X, W_Y, W_U, W_LEFT, W_RIGHT, W_DISTANCE, W_TRUE_U]].T, 6).tolist()
+            o[:, [W_X, W_Y, W_U, W_LEFT, W_RIGHT, W_DISTANCE, W_TRUE_U]].T, 6)
         yaw, r, slip, true_r, left_rate, right_rate = round_decimals(
             np.concatenate([o[:, [W_YAW, W_R, W_SLIP, W_TRUE_R]].T,
-                            o[:, [W_LEFT, W_RIGHT]].T / radius]), 8).tolist()
-        traction = round_decimals(o[:, W_TRACTION], 3).tolist()
+                            o[:, [W_LEFT, W_RIGHT]].T / radius]), 8)
         vxx, vyy, vtt, cxy, cxt, cyt, vu, vr = round_significant(
             o[:, [W_VAR_X, W_VAR_Y, W_VAR_YAW, W_COV_XY, W_COV_XYAW, W_COV_YYAW,
-                  W_VAR_U, W_VAR_R]].T, 6).tolist()
-        return [{
-            'position_odom_m': [x[i], y[i]],
-            'yaw_odom_rad': yaw[i],
-            'speed_mps': u[i],
-            'yaw_rate_radps': r[i],
-            'wheel_speeds_mps': [left[i], right[i]],
-            'wheel_rates_radps': [left_rate[i], right_rate[i]],
-            'slip': slip[i],
-            'traction_force_n': traction[i],
-            'distance_m': distance[i],
-            'pose_covariance_xy_yaw': [[vxx[i], cxy[i], cxt[i]],
-                                       [cxy[i], vyy[i], cyt[i]],
-                                       [cxt[i], cyt[i], vtt[i]]],
-            'twist_variance': {'speed_m2ps2': vu[i], 'yaw_rate_rad2ps2': vr[i]},
-            'truth': {'speed_mps': true_u[i], 'yaw_rate_radps': true_r[i]},
-        } for i in range(len(o))]
+                  W_VAR_U, W_VAR_R]].T, 6)
+        return {
+            'position_odom_m': np.stack([x, y], axis=1),
+            'yaw_odom_rad': yaw,
+            'speed_mps': u,
+            'yaw_rate_radps': r,
+            'wheel_speeds_mps': np.stack([left, right], axis=1),
+            'wheel_rates_radps': np.stack([left_rate, right_rate], axis=1),
+            'slip': slip,
+            'traction_force_n': round_decimals(o[:, W_TRACTION], 3),
+            'distance_m': distance,
+            'pose_covariance_xy_yaw': np.stack([np.stack([vxx, cxy, cxt], axis=1),
+                                                np.stack([cxy, vyy, cyt], axis=1),
+                                                np.stack([cxt, cyt, vtt], axis=1)], axis=1),
+            'twist_variance.speed_m2ps2': vu,
+            'twist_variance.yaw_rate_rad2ps2': vr,
+            'truth.speed_mps': true_u,
+            'truth.yaw_rate_radps': true_r,
+        }
+
+    rows_from_columns = staticmethod(wheel_odometry_rows)
 
 
 def default_wheel_odometry_params(vehicle: VehicleParams, surface: str = 'firm_soil',

@@ -52,7 +52,8 @@ UNKNOWN_VARIANCE = 1e6       # a pose field the message does not measure [m^2, r
 
 class StepChannel(_Channel):
     """The channel of one sensor sampled from the state: its rows (the
-    model's ``row``) and messages (:meth:`encode_block`, from the rows)."""
+    model's ``rows``) and messages (:meth:`encode_block`, from the same
+    rounded values, the model's ``columns``)."""
 
     file_name = None             # its jsonl file in the recorder's folder
 
@@ -66,16 +67,18 @@ class StepChannel(_Channel):
         steps, samples = self.model.run_block(k0, states)
         if not len(steps):
             return
-        rows = self.model.rows(samples)
+        columns = self.model.columns(samples)
+        rows = self.model.rows_from_columns(columns)
         if not self.encoding:
             self.push_many(steps, rows)
             return
-        encoded = self.encode_block(rows, self.timeline.ns_of_steps(steps))
+        encoded = self.encode_block(columns, self.timeline.ns_of_steps(steps))
         per_sample = zip(*[[(topic, data) for data in e.messages()] for topic, e in encoded])
         self.push_many(steps, rows, [list(messages) for messages in per_sample])
 
-    def encode_block(self, rows, t_ns):
-        """[(topic, Encoded of every row), ...] in publishing order."""
+    def encode_block(self, columns, t_ns):
+        """[(topic, Encoded of every sample), ...] in publishing order, of the
+        samples' rounded values ``columns`` (the model's) stamped ``t_ns``."""
         raise NotImplementedError
 
 
@@ -96,19 +99,18 @@ class BarometerChannel(StepChannel):
         self.altitude_variance = max(self.pressure_variance * slope ** 2, msg.MIN_VARIANCE)
         self.origin_altitude_m = p.site_altitude_m
 
-    def encode_block(self, rows, t_ns):
+    def encode_block(self, columns, t_ns):
         pressure = self.batches.layout('sensor_msgs/msg/FluidPressure',
                                        ('header.frame_id', self.frame))
         arr = pressure.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        arr['fluid_pressure'] = [row['pressure_pa'] for row in rows]
+        arr['fluid_pressure'] = columns['pressure_pa']
         arr['variance'] = self.pressure_variance
         altitude = self.batches.layout('geometry_msgs/msg/PoseWithCovarianceStamped',
                                        ('header.frame_id', MAP_FRAME))
         alt = altitude.empty_columns(len(t_ns))
         put_stamps(alt, 'header.stamp.', t_ns)
-        alt['pose.pose.position.z'] = (
-            np.array([row['pressure_altitude_m'] for row in rows]) - self.origin_altitude_m)
+        alt['pose.pose.position.z'] = columns['pressure_altitude_m'] - self.origin_altitude_m
         alt['pose.pose.orientation.w'] = 1.0
         covariance = np.diag([UNKNOWN_VARIANCE, UNKNOWN_VARIANCE, self.altitude_variance,
                               UNKNOWN_VARIANCE, UNKNOWN_VARIANCE, UNKNOWN_VARIANCE]).reshape(-1)
@@ -130,12 +132,12 @@ class MagnetometerChannel(StepChannel):
         variance = max(p.sigma_t ** 2 if p.noise else 0.0, msg.MIN_VARIANCE)
         self.covariance = msg.diag3([variance] * 3)
 
-    def encode_block(self, rows, t_ns):
+    def encode_block(self, columns, t_ns):
         layout = self.batches.layout('sensor_msgs/msg/MagneticField',
                                      ('header.frame_id', self.frame))
         arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        put_vector(arr, 'magnetic_field', np.array([row['magnetic_field_flu_t'] for row in rows]))
+        put_vector(arr, 'magnetic_field', columns['magnetic_field_flu_t'])
         arr['magnetic_field_covariance'] = self.covariance
         return [('imu/mag', encoded_layout(layout, arr))]
 
@@ -146,26 +148,28 @@ class WheelOdometryChannel(StepChannel):
     file_name = 'wheel_odometry.jsonl'
     topic_types = (('wheel/odom', 'nav_msgs/msg/Odometry'),)
 
-    def encode_block(self, rows, t_ns):
+    def encode_block(self, columns, t_ns):
         layout = self.batches.layout('nav_msgs/msg/Odometry',
                                      ('header.frame_id', self.prefix + ODOM_FRAME),
                                      ('child_frame_id', self.prefix + BASE_FRAME))
         arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        position = np.array([row['position_odom_m'] for row in rows])
+        n = len(t_ns)
+        position = columns['position_odom_m']
         arr['pose.pose.position.x'] = position[:, 0]
         arr['pose.pose.position.y'] = position[:, 1]
         put_quaternion(arr, 'pose.pose.orientation',
-                       np.array([q_z(row['yaw_odom_rad']) for row in rows]).reshape(-1, 4))
-        arr['twist.twist.linear.x'] = [row['speed_mps'] for row in rows]
-        arr['twist.twist.angular.z'] = [row['yaw_rate_radps'] for row in rows]
-        pose = np.zeros((len(rows), 6, 6))
+                       np.array([q_z(yaw) for yaw in columns['yaw_odom_rad'].tolist()]
+                                ).reshape(-1, 4))
+        arr['twist.twist.linear.x'] = columns['speed_mps']
+        arr['twist.twist.angular.z'] = columns['yaw_rate_radps']
+        pose = np.zeros((n, 6, 6))
         measured = np.array([0, 1, 5])               # x, y, yaw of the pose: rows 0, 1, 5
-        pose[:, measured[:, None], measured] = [row['pose_covariance_xy_yaw'] for row in rows]
+        pose[:, measured[:, None], measured] = columns['pose_covariance_xy_yaw']
         pose[:, [2, 3, 4], [2, 3, 4]] = UNKNOWN_VARIANCE
-        twist = np.zeros((len(rows), 6, 6))
-        twist[:, 0, 0] = [row['twist_variance']['speed_m2ps2'] for row in rows]
-        twist[:, 5, 5] = [row['twist_variance']['yaw_rate_rad2ps2'] for row in rows]
+        twist = np.zeros((n, 6, 6))
+        twist[:, 0, 0] = columns['twist_variance.speed_m2ps2']
+        twist[:, 5, 5] = columns['twist_variance.yaw_rate_rad2ps2']
         twist[:, [1, 2, 3, 4], [1, 2, 3, 4]] = UNKNOWN_VARIANCE
         arr['pose.covariance'] = pose.reshape(-1, 36)
         arr['twist.covariance'] = twist.reshape(-1, 36)
@@ -178,18 +182,19 @@ class RadarChannel(StepChannel):
     file_name = 'radar.jsonl'
     topic_types = (('radar/speed', 'geometry_msgs/msg/TwistWithCovarianceStamped'),)
 
-    def encode_block(self, rows, t_ns):
+    def encode_block(self, columns, t_ns):
         layout = self.batches.layout('geometry_msgs/msg/TwistWithCovarianceStamped',
                                      ('header.frame_id', self.prefix + RADAR_FRAME))
         arr = layout.empty_columns(len(t_ns))
         put_stamps(arr, 'header.stamp.', t_ns)
-        arr['twist.twist.linear.x'] = [row['speed_mps'] for row in rows]
+        arr['twist.twist.linear.x'] = columns['speed_mps']
         minimum = self.model.params.min_speed_mps
-        covariance = np.zeros((len(rows), 6, 6))
+        covariance = np.zeros((len(t_ns), 6, 6))
         # Python's power, as the messages have always had it (numpy's square
         # differs from it in the last bit now and then)
-        covariance[:, 0, 0] = [max((row['sigma_mps'] if row['valid'] else minimum) ** 2,
-                                   msg.MIN_VARIANCE) for row in rows]
+        covariance[:, 0, 0] = [max((sigma if valid else minimum) ** 2, msg.MIN_VARIANCE)
+                               for sigma, valid in zip(columns['sigma_mps'].tolist(),
+                                                       columns['valid'].tolist())]
         covariance[:, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]] = UNKNOWN_VARIANCE
         arr['twist.covariance'] = covariance.reshape(-1, 36)
         return [('radar/speed', encoded_layout(layout, arr))]

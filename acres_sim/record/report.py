@@ -32,8 +32,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ['Columns', 'FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
-           'draw_pages', 'further_report_row', 'load_matplotlib', 'write_pages',
-           'write_report']
+           'draw_pages', 'further_report_columns', 'further_report_row', 'load_matplotlib',
+           'write_pages', 'write_report']
 
 #: Fix states from best to worst, and their colours in every panel.
 FIX_STATES = ('rtk_fixed', 'rtk_float', 'dgps', 'single', 'no_fix')
@@ -128,12 +128,22 @@ def _vec_rows(rows, *path, n=3):
     return out
 
 
-def _scalar_rows(rows, key):
+def _scalar_rows(rows, *path):
+    """(len(rows),) float array of a (nested) key; NaN where it is null/absent."""
     if isinstance(rows, Columns):
-        column = rows.get(key)
+        column = rows.get(*path)
         return np.full(len(rows), np.nan) if column is None else column
-    return np.array([np.nan if r.get(key) is None else float(r[key]) for r in rows],
-                    dtype=np.float64)
+    if len(path) == 1:
+        key, = path
+        return np.array([np.nan if r.get(key) is None else float(r[key]) for r in rows],
+                        dtype=np.float64)
+    out = np.full(len(rows), np.nan)
+    for i, r in enumerate(rows):
+        for key in path:
+            r = r.get(key) if isinstance(r, dict) else None
+        if r is not None:
+            out[i] = float(r)
+    return out
 
 
 def _truth_positions(rows):
@@ -747,7 +757,7 @@ def _draw_page(fig, page, scene, size_in=PAGE_SIZE_IN, top_in=PAGE_TITLE_IN):
         for i, (name, rows) in enumerate(further.items()):
             ax = fig.add_subplot(row[0, i])
             timed.append(ax)
-            FURTHER_PANELS[name](ax, list(rows or ()))
+            FURTHER_PANELS[name](ax, _rows(rows))
     if page.events:
         ends = [float(np.nanmax(t)) for t, is_time in ((t_g, g_is_time), (t_i, i_is_time),
                                                          (t_m, m_is_time))
@@ -782,8 +792,7 @@ def _barometer_panel(ax, rows):
                        'barometer')
     if t is None:
         return
-    error = (_scalar_rows(rows, 'pressure_altitude_m')
-             - np.array([r['truth']['altitude_m'] for r in rows]))
+    error = _scalar_rows(rows, 'pressure_altitude_m') - _scalar_rows(rows, 'truth', 'altitude_m')
     tt, ee = _thin(t, error)
     ax.plot(tt, ee, lw=0.6, color='#1f4e79', label='error')
     ax.legend(loc='upper right', fontsize=8, framealpha=0.9)
@@ -810,7 +819,7 @@ def _wheel_odometry_panel(ax, rows):
                        'speed error [m/s]', 'wheel odometry')
     if t is None:
         return
-    error = _scalar_rows(rows, 'speed_mps') - np.array([r['truth']['speed_mps'] for r in rows])
+    error = _scalar_rows(rows, 'speed_mps') - _scalar_rows(rows, 'truth', 'speed_mps')
     tt, ee = _thin(t, error)
     ax.plot(tt, ee, lw=0.6, color='#1f4e79')
     ax2 = ax.twinx()
@@ -824,10 +833,9 @@ def _radar_panel(ax, rows):
     t = _further_panel(ax, rows, 'Radar: speed - true speed, ±1σ', 'speed error [m/s]', 'radar')
     if t is None:
         return
-    valid = np.array([bool(r['valid']) for r in rows])
+    valid = _scalar_rows(rows, 'valid') > 0.5
     # a single beam has no sense of direction: its speed against the true one's size
-    error = (_scalar_rows(rows, 'speed_mps')
-             - np.abs([r['truth']['speed_mps'] for r in rows]))
+    error = _scalar_rows(rows, 'speed_mps') - np.abs(_scalar_rows(rows, 'truth', 'speed_mps'))
     sigma = _scalar_rows(rows, 'sigma_mps')
     error, sigma = np.where(valid, error, np.nan), np.where(valid, sigma, np.nan)
     tt, ee, sg = _thin(t, error, sigma)
@@ -851,3 +859,11 @@ def further_report_row(name, row):
     """The part of a further sensor's row its panel reads (what a recorder
     keeps of it for the report: a fifth of a wheel odometry row)."""
     return {key: row[key] for key in ('sample_time_s', *FURTHER_KEYS[name]) if key in row}
+
+
+def further_report_columns(name, columns):
+    """:func:`further_report_row` of rows given as :class:`Columns` keys
+    (``{key: array}``, a nested key as ``'outer.inner'``)."""
+    read = ('sample_time_s', *FURTHER_KEYS[name])
+    return {key: column for key, column in columns.items()
+            if key in read or key.split('.', 1)[0] in read}

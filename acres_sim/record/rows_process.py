@@ -1,16 +1,18 @@
-"""``ins.jsonl``, ``truth.jsonl`` and ``imu.jsonl`` written by a child process
-from the block arrays, so that building and encoding their rows (about a
-third of the recorder's Python) runs on the other core, beside the simulation.
+"""``ins.jsonl``, ``truth.jsonl``, ``imu.jsonl`` and the further sensors'
+files written by a child process from the block arrays, so that building and
+encoding their rows runs on the other core, beside the simulation.
 
 The parent sends, per block of steps, each agent's INS epoch results and truth
 records as numpy arrays (:meth:`RowProcess.send_block`); the child turns them
 into rows exactly as the recorder did in process (:func:`acres_sim.core.ins_row.ins_row`,
 :func:`truth_row`), writes the truth rows at once, and keeps the INS rows in a
 delay line until their delivery step (:class:`acres_sim.core.schedule.DelayLine`),
-writing them then with the scheduler's times.  The IMU samples come already
-delivered (the parent's delay line gives their bag messages their times): the
-child writes their rows (:func:`acres_sim.pipeline.rows.imu_row`) with the
-scheduler's times.  On close (or end-of-file: the
+writing them then with the scheduler's times.  The IMU's and the further
+sensors' samples come already delivered (the parent's delay lines give their
+bag messages their times), the further sensors' as their rounded values (the
+model's ``columns``): the child writes their rows
+(:func:`acres_sim.pipeline.rows.imu_row`, the model's ``rows_from_columns``)
+with the scheduler's times.  On close (or end-of-file: the
 parent died) the files are closed, whole lines only; the rows still waiting
 are not written, as the spec's Drain never releases a row before its time.
 When the parent died, the child also cuts a
@@ -62,16 +64,19 @@ def truth_row(k, truth, ins):
 class _Agent:
     """The child's files and delay line of one agent."""
 
-    def __init__(self, ins_path, truth_path, ins_spec, imu_path, delay_s):
+    def __init__(self, ins_path, truth_path, ins_spec, imu_path, step_files, delay_s):
         self.ins = JsonlWriter(ins_path) if ins_path else None
         self.truth = JsonlWriter(truth_path)
         self.imu = JsonlWriter(imu_path) if imu_path else None
+        # the further sensors': name -> (file, the function making its rows of columns)
+        self.steps = {name: (JsonlWriter(path), rows_of)
+                      for name, (path, rows_of) in (step_files or {}).items()}
         self.spec = ins_spec            # (datum, position variance, pose variance)
         self.delay_s = delay_s
         self.line = DelayLine(delay_s, PHYSICS_HZ)   # the INS rows until their delivery
 
     def block(self, k_end, ins_k, ins, truth_k, truth, ins_events=None, truth_events=None,
-              ins_truth=None, imu=None):
+              ins_truth=None, imu=None, steps=None):
         rows = {}
         if self.ins is not None:
             for i, (k, o) in enumerate(zip(ins_k.tolist(), ins.tolist())):
@@ -95,9 +100,17 @@ class _Agent:
                            check_finite=False)
         if imu is not None:
             self._imu_rows(*imu)
-        for file in (self.ins, self.truth, self.imu):   # on disk a block at a time, as the bag
-            if file is not None:
-                file.flush()
+        for name, (k_sample, k_delivery, columns) in (steps or {}).items():
+            file, rows_of = self.steps[name]
+            file.write_rows([timed_row(row, k, kd / PHYSICS_HZ, self.delay_s)
+                             for row, k, kd in zip(rows_of(columns), k_sample.tolist(),
+                                                   k_delivery.tolist())])
+        for file in self._files():     # on disk a block at a time, as the bag
+            file.flush()
+
+    def _files(self):
+        return [file for file in (self.ins, self.truth, self.imu) if file is not None] + [
+            file for file, _rows_of in self.steps.values()]
 
     def _imu_rows(self, k_sample, k_delivery, values, names):
         """The rows of the IMU samples delivered in the block: sampled at
@@ -113,28 +126,29 @@ class _Agent:
         """Close the files, each whatever happens to the other; the rows still
         in the delay line are dropped (spec, "Emit / Drain": their time has
         not come when the run ends)."""
-        try:
-            if self.ins is not None:
-                self.ins.close()
-        finally:
+        error = None
+        for file in self._files():
             try:
-                self.truth.close()
-            finally:
-                if self.imu is not None:
-                    self.imu.close()
+                file.close()
+            except BaseException as err:  # noqa: BLE001 - the others are closed first
+                error = error or err
+        if error is not None:
+            raise error
 
 
 def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     """The row writer.  ``agents``: (ins path or None, truth path, INS row spec,
-    imu path or None) per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
+    imu path or None, {further sensor: (path, its model's rows_from_columns)})
+    per agent, ``delay_s`` the latency of each; ``tidy``: the parent's files
     to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
     ``('block', k_end, [(agent, ins_k, ins, truth_k, truth, ins_events, truth_events,
     ins_truth, imu)])`` (the names of the events active at each row, or None; the
     epochs as computed, (steps, results), when a dropout left some out of
     ``ins``: the truth rows keep their INS point; the IMU samples delivered,
-    (sample steps, delivery steps, values, event names or None), or None),
-    ``('close',)``.
+    (sample steps, delivery steps, values, event names or None), or None; the
+    further sensors' delivered, {name: (sample steps, delivery steps, columns)}
+    or None), ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
     writers = []
@@ -228,11 +242,11 @@ class RowProcess:
 
     def send_block(self, k_end, items):
         """Rows of one block: ``items`` (agent, ins_k, ins, truth_k, truth[,
-        ins_events, truth_events, ins_truth, imu]) with the arrays of
+        ins_events, truth_events, ins_truth, imu, steps]) with the arrays of
         :class:`acres_sim.core.block.Block` (and the names of the events active
-        at each row, the epochs as computed when a dropout left some out, and
-        the IMU samples delivered in the block); INS rows delivered before
-        step ``k_end`` are written now."""
+        at each row, the epochs as computed when a dropout left some out, the
+        IMU's and the further sensors' samples delivered in the block); INS
+        rows delivered before step ``k_end`` are written now."""
         self.wait_ready()
         if self._error is not None:
             self._reported = True

@@ -30,11 +30,11 @@ Within a block the bag gets its messages in time order (at one time:
 ones encoded a block at a time (:mod:`acres_sim.pipeline.batches`).  Two
 writer processes take the heaviest writing off the simulation's process, to
 the other core: rosbags writes the bag in one (``BagWriter(background=True)``),
-and ``ins.jsonl``, ``truth.jsonl`` and ``imu.jsonl`` are built from the block
-arrays and written in the other (:mod:`acres_sim.record.rows_process`; the IMU
-samples wait for their delivery here, as arrays, for their bag messages'
-times); the GNSS and further sensors' rows are written here.  A third,
-started first, imports matplotlib
+and ``ins.jsonl``, ``truth.jsonl``, ``imu.jsonl`` and the further sensors'
+files are built from the block arrays and written in the other
+(:mod:`acres_sim.record.rows_process`; the IMU's and further sensors' samples
+wait for their delivery here, as arrays, for their bag messages' times); the
+GNSS receiver's rows are written here.  A third, started first, imports matplotlib
 while the run is set up and goes on, and draws ``report.png`` at its end,
 while the other writers finish and close (:mod:`acres_sim.record.report_process`;
 a run that failed before its end draws none).
@@ -80,7 +80,6 @@ from acres_sim.pipeline.event_topics import (EVENT_LOG_TOPIC, EventStatus, event
                                              scenario_entry)
 from acres_sim.pipeline.faults import ActiveIntervals
 from acres_sim.pipeline.messages import TYPESTORE
-from acres_sim.pipeline.rows import timed_row
 from acres_sim.pipeline.step_channels import STEP_SENSORS
 from acres_sim.pipeline.vehicle import build_vehicle, rig_simulation, static_tf
 from acres_sim.record.bag import BagWriter, BagWriterError
@@ -88,7 +87,7 @@ from acres_sim.record.child import WriterProcessError
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line
 from acres_sim.record.output import WRITERS_LOCK, OutputFolder
 from acres_sim.record.report import (FIX_STATES, ReportPage, format_summary,
-                                     further_report_row, summary_table)
+                                     further_report_columns, summary_table)
 from acres_sim.record.report_process import ReportProcess
 from acres_sim.record.report_series import Thinned, ThinnedColumns
 from acres_sim.record.rows_process import RowProcess, RowProcessError
@@ -101,8 +100,9 @@ __all__ = ['RecordRequest', 'RecordingFailed', 'RecordingStopped', 'record']
 # The keys of a one-vehicle run's only vehicle that episode.json also has at its top.
 ONE_VEHICLE_KEYS = ('route', 'vehicle', 'imu_bias_flu', 'config', 'summary')
 BLOCK_STEPS = PHYSICS_HZ  # physics steps per kernel call (1 s); Ctrl-C is honoured between blocks
-# The files the row writer process writes (the others: the recorder's own process)
-ROW_WRITER_FILES = ('ins', 'truth', 'imu')
+# The files the row writer process writes (the others, the GNSS receiver's: the
+# recorder's own process)
+ROW_WRITER_FILES = ('ins', 'truth', 'imu', *STEP_SENSORS)
 # The INS report's values of an epoch: its position and the true one at the INS point (ENU)
 INS_REPORT_COLUMNS = [P_INS, P_INS + 1, P_INS + 2, P_N, P_N + 1, P_N + 2]
 
@@ -146,10 +146,10 @@ class _Agent:
     sim: object                    # its acres_sim.core.block.RigSimulation
     folder: Path
     files: dict = field(default_factory=dict)
-    # its report's series: the INS's, IMU's and truth's as columns (made of the block's arrays)
+    # its report's series: the GNSS rows; the others as columns (made of the block's arrays)
     report: dict = field(default_factory=lambda: {
-        'ins': ThinnedColumns(), 'truth': ThinnedColumns(), 'imu': ThinnedColumns(),
-        **{name: Thinned() for name in ('gnss', *STEP_SENSORS)}})
+        'gnss': Thinned(), **{name: ThinnedColumns()
+                              for name in ('ins', 'truth', 'imu', *STEP_SENSORS)}})
     # acres_sim.core.schedule.BlockDelayLine: until their delivery, the INS report's
     # values (INS and true position at each epoch; None: no INS) and the IMU's samples
     # (their rounded values, tagged with the active events' names; None: no IMU)
@@ -280,7 +280,10 @@ class _Recording:
             paths, ins = self._jsonl_paths(agent), agent.vehicle.ins
             row_files.append((str(paths['ins']) if ins else None, str(paths['truth']),
                               ins.row_spec if ins else None,
-                              str(paths['imu']) if 'imu' in paths else None))
+                              str(paths['imu']) if 'imu' in paths else None,
+                              {name: (str(paths[name]),
+                                      agent.vehicle.channels[name].model.rows_from_columns)
+                               for name in agent.step_lines}))
         self.rows = RowProcess(row_files, [agent.vehicle.delay_s for agent in self.agents],
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock,
@@ -416,7 +419,7 @@ class _Recording:
             item = self._sample(agent, k0, block, entries)
             for name, line in agent.step_lines.items():
                 line.push_block(*agent.vehicle.channels[name].model.run_block(k0, block.states))
-            rows.append((*item, self._deliver(agent, k1, entries)))
+            rows.append((*item, *self._deliver(agent, k1, entries)))
         self.rows.send_block(k1, rows)
         for agent in self.agents:      # the rows on disk before the bag has their messages
             for file in agent.files.values():
@@ -477,14 +480,15 @@ class _Recording:
     def _deliver(self, agent, k_end, entries):
         """Every sample delivered before step ``k_end``: its file row and topics
         (the bag's ``entries`` per topic, each in the order the channel sends
-        them; None: no bag).  Returns the IMU samples delivered, for the row
-        writer (None: none)."""
+        them; None: no bag).  Returns the row writer's part: the IMU samples
+        delivered (None: none) and the further sensors' ({name: ...}, None:
+        none)."""
         vehicle = agent.vehicle
         if agent.ins_report is not None:      # the rows: written by the row writer
             k_sample, _k_delivery, values, _tags = agent.ins_report.drain(k_end - 1)
             agent.report['ins'].extend(_ins_report(k_sample, values,
                                                    vehicle.ins.position_variance))
-        imu = None
+        imu, steps = None, {}
         for name in ('gnss', 'gnss_heading', 'imu', *STEP_SENSORS):
             channel = vehicle.channels.get(name)
             if channel is None:
@@ -492,8 +496,10 @@ class _Recording:
             if name == 'imu':                 # its samples as arrays, its rows the row writer's
                 imu = self._deliver_imu(agent, channel, k_end, entries)
                 continue
-            if name in STEP_SENSORS:          # their samples as arrays
-                self._deliver_step_sensor(agent, name, channel, k_end, entries)
+            if name in STEP_SENSORS:          # as the IMU's
+                delivered = self._deliver_step_sensor(agent, name, channel, k_end, entries)
+                if delivered is not None:
+                    steps[name] = delivered
                 continue
             deliveries = channel.drain(k_end - 1)
             if not deliveries:
@@ -512,7 +518,7 @@ class _Recording:
                 agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
             if entries is not None:
                 self._delivered_messages(vehicle, channel, deliveries, entries)
-        return imu
+        return imu, steps or None
 
     def _deliver_imu(self, agent, channel, k_end, entries):
         """The IMU samples delivered before step ``k_end`` (sample steps,
@@ -533,25 +539,23 @@ class _Recording:
         return k_sample, k_delivery, values, names if any(names) else None
 
     def _deliver_step_sensor(self, agent, name, channel, k_end, entries):
-        """The samples of a further sensor delivered before step ``k_end``: their
-        rows (the model's, with the scheduler's times) into its file and the
-        report, their messages into ``entries`` (encoded together, each topic's
-        at the delivery times)."""
+        """The samples of a further sensor delivered before step ``k_end``, as
+        (sample steps, delivery steps, their rounded values: the model's
+        ``columns``) for the row writer, or None: their values into the report,
+        their messages into ``entries`` (encoded together, each topic's at the
+        delivery times)."""
         k_sample, k_delivery, samples, _tags = agent.step_lines[name].drain(k_end - 1)
         if not len(k_sample):
-            return
-        rows = channel.model.rows(samples)
-        delay_s = channel.delay_s
-        agent.files[name].write_rows([
-            timed_row(row, k, kd / PHYSICS_HZ, delay_s)
-            for row, k, kd in zip(rows, k_sample.tolist(), k_delivery.tolist())])
-        times = (k_sample / PHYSICS_HZ).tolist()
-        agent.report[name].extend(len(rows), lambda i: further_report_row(
-            name, {**rows[i], 'sample_time_s': times[i]}))
+            return None
+        columns = channel.model.columns(samples)
+        agent.report[name].extend(further_report_columns(
+            name, {'sample_time_s': k_sample / PHYSICS_HZ, **columns}))
         if entries is not None:
             when = self.timeline.ns_of_steps(k_delivery)
-            for topic, encoded in channel.encode_block(rows, self.timeline.ns_of_steps(k_sample)):
+            for topic, encoded in channel.encode_block(columns,
+                                                       self.timeline.ns_of_steps(k_sample)):
                 entries.append(_entry(agent.vehicle.topic(topic), when, encoded))
+        return k_sample, k_delivery, columns
 
     def _delivered_messages(self, vehicle, channel, deliveries, entries):
         """The bag's entries of the messages of ``deliveries``: one per topic
@@ -644,7 +648,7 @@ class _Recording:
             gnss, ins, imu, truth, antenna = self._report_rows(agent)
             summary = summary_table(gnss, ins, imu, truth, gnss_truth_enu=antenna)
             _true_counts(summary, agent)
-            further = {name: agent.report[name].items for name in STEP_SENSORS
+            further = {name: agent.report[name].columns() for name in STEP_SENSORS
                        if name in agent.vehicle.channels}
             pages.append(ReportPage(self._heading(agent), gnss, ins, imu, truth, antenna,
                                     summary, agent.intervals.entries(),
