@@ -27,7 +27,7 @@ of samples per block) is rounded by Python itself, value by value.
 
 import numpy as np
 
-__all__ = ['FEW', 'round_decimals', 'round_significant', 'rounded_columns']
+__all__ = ['FEW', 'round_decimals', 'round_significant']
 
 FEW = 32                      # at most this many values: Python rounds each
 
@@ -84,13 +84,6 @@ def _scaled_round(x, scale):
         to_half = np.abs(np.abs(y - np.trunc(y)) - 0.5)
         unsure = ~(to_half > _NEAR_TIE + np.abs(y) * 2.0 ** -50) | ~(np.abs(y) < _LARGE)
     return out, unsure & np.isfinite(x)
-
-
-def rounded_columns(samples, columns):
-    """The columns ``(index, ndigits), ...`` of ``samples`` (n, m), each
-    rounded to its decimals: a list of n floats per column."""
-    samples = np.asarray(samples, dtype=np.float64)
-    return [round_decimals(samples[:, index], ndigits).tolist() for index, ndigits in columns]
 
 
 def _each(x, rounded):

@@ -40,7 +40,8 @@ from :func:`delivery_steps` (the same comparisons over an array; a block
 of a few samples, as the live sim node pushes, from :func:`delivery_step`
 each, cheaper than numpy's fixed cost).  :class:`BlockDelayLine` is the same
 line for samples that are rows of an array (the recorder's INS report
-values): a block in, the delivered rows out as arrays, no object per sample.
+values, its IMU and further sensors' samples): a block in, the delivered rows
+out as arrays, no object per sample.
 
 The comparison has no tolerance: the spec's Drain writes a row at the first
 physics step whose time is at least its available time, both times float64

@@ -7,9 +7,10 @@ samples (the model's ``run_block``).  The live sim node calls
 :func:`push_step_sensors`: each sample's row and messages then pass the
 sensor's delay line (:class:`acres_sim.pipeline.channels.Delivery`, at
 t_sample + delay_s, stamped t_sample) as the GNSS and IMU samples do.  The
-recorder keeps the raw samples in a delay line of arrays instead and makes
-the rows (the model's ``rows``) and messages (:meth:`StepChannel.encode_block`)
-of those delivered -- the same samples, rows and bytes.  The messages are
+recorder keeps the raw samples in a delay line of arrays instead: of those
+delivered it makes the rounded values (the model's ``columns``) and the
+messages (:meth:`StepChannel.encode_block`), and its row writer the rows (the
+model's ``rows_from_columns``) -- the same samples, rows and bytes.  The messages are
 encoded a block at a time from the rows' rounded values
 (:class:`acres_sim.pipeline.cdr.FixedLayout`), so a message holds what its
 row says.

@@ -19,9 +19,10 @@ pyplot state), one page per vehicle of the run, one below the other
 Rows are the dicts of ``gnss.jsonl``, ``ins.jsonl`` and ``imu.jsonl``; each
 may carry ``sample_time_s`` (else ``t`` or ``t_s``; else the row index is the
 time axis).  Truth rows are dicts with ``position_enu_m`` (or ``p``) or
-:class:`acres_sim.core.truth.Truth` records.  The INS, IMU and truth rows may
-also come as :class:`Columns` (the recorder keeps its INS and truth series so):
-the same numbers, a key's values for every row in one array.
+:class:`acres_sim.core.truth.Truth` records.  The INS, IMU, truth and further
+sensors' rows may also come as :class:`Columns` (the recorder keeps every
+series but the GNSS one so): the same numbers, a key's values for every row in
+one array.
 """
 
 import math
@@ -138,11 +139,12 @@ def _scalar_rows(rows, *path):
         return np.array([np.nan if r.get(key) is None else float(r[key]) for r in rows],
                         dtype=np.float64)
     out = np.full(len(rows), np.nan)
-    for i, r in enumerate(rows):
+    for i, row in enumerate(rows):
+        value = row
         for key in path:
-            r = r.get(key) if isinstance(r, dict) else None
-        if r is not None:
-            out[i] = float(r)
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            out[i] = float(value)
     return out
 
 
