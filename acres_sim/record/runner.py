@@ -14,12 +14,15 @@ folder; a fleet one folder per vehicle, named by it, beside one bag, one
 report (a page per vehicle) and one ``episode.json``.
 The models run at 120 Hz (t = k / 120 from the integer step k) in the block
 kernel of :mod:`acres_sim.core.block`, one second of simulated time per call;
-this module turns each block's arrays into files.  Per sensor sample: the row
-enters its channel's delay line and is delivered at the first step whose
-time reaches t_sample + delay_s (the spec's Emit/Drain, drained a block at a
-time, :mod:`acres_sim.pipeline.channels`), and written then with its sample,
-available and delivery times; a sample whose delivery would come after the
-last step of the run is never written (Drain has not released it).  The INS
+this module turns each block's arrays into files.  Per sensor sample: it
+enters a delay line and is delivered at the first step whose time reaches
+t_sample + delay_s (the spec's Emit/Drain, drained a block at a time) -- the
+GNSS receiver's rows their channel's (:mod:`acres_sim.pipeline.channels`), the
+IMU's and the further sensors' samples a line of arrays of their own
+(:class:`acres_sim.core.schedule.BlockDelayLine`, the same delivery steps) --
+and written then with its sample, available and delivery times; a sample
+whose delivery would come after the last step of the run is never written
+(Drain has not released it).  The INS
 topics go into the bag at the sample time, as the sensor stream sends them
 without latency; the GNSS receiver and
 IMU topics at delivery, stamped with the sample time, as their nodes publish
