@@ -143,7 +143,7 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     to end on a whole line if it dies;
     ``lock``: the writers lock to hold.  Frames:
     ``('block', k_end, [(agent, ins_k, ins, truth_k, truth, ins_events, truth_events,
-    ins_truth, imu)])`` (the names of the events active at each row, or None; the
+    ins_truth, imu, steps)])`` (the names of the events active at each row, or None; the
     epochs as computed, (steps, results), when a dropout left some out of
     ``ins``: the truth rows keep their INS point; the IMU samples delivered,
     (sample steps, delivery steps, values, event names or None), or None; the
