@@ -209,7 +209,7 @@ def test_report_panels_keep_to_their_places(pages):
 
 def test_rows_as_columns_give_the_same_summary_and_picture(tmp_path):
     """Reference: the report of the row dicts.  The same INS, IMU and truth
-    rows as Columns (as the recorder keeps its INS and truth series) give the
+    rows as Columns (as the recorder keeps those series) give the
     same summary and the same picture, pixel for pixel."""
     from matplotlib.image import imread
 
