@@ -12,7 +12,7 @@ import pytest
 
 from acres_sim.files import part_name
 from acres_sim.record.report import (FURTHER_KEYS, Columns, ReportPage, further_report_columns,
-                                     further_report_row, write_pages)
+                                     write_pages)
 from acres_sim.record.report_process import ReportProcess, ReportProcessError
 from acres_sim.record.runner import RecordRequest, record
 
@@ -201,29 +201,6 @@ def further_rows(tmp_path_factory):
             for name, file in files.items()}
 
 
-def test_the_further_rows_kept_for_the_report_draw_the_same_panels(further_rows, tmp_path):
-    """What the recorder keeps of each further sensor's rows draws the very
-    picture its whole rows draw (radar: not on the Polaris, its keys checked below)."""
-    kept = {name: [further_report_row(name, row) for row in rows]
-            for name, rows in further_rows.items()}
-    assert all(len(kept[name][0]) < len(further_rows[name][0]) for name in kept)
-    write_pages(tmp_path / 'whole.png', _pages(further_rows), _scene())
-    write_pages(tmp_path / 'kept.png', _pages(kept), _scene())
-    assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
-
-
-def test_the_radar_row_kept_for_the_report_has_what_its_panel_reads(tmp_path):
-    from test_record_report import _further_rows
-    rows = _further_rows()['radar']
-    whole = [dict(row, range_m=12.0, beam='front', truth=dict(row['truth'], valid=True))
-             for row in rows]
-    kept = [further_report_row('radar', row) for row in whole]
-    assert set(kept[0]) == {'sample_time_s', *FURTHER_KEYS['radar']}
-    write_pages(tmp_path / 'whole.png', _pages({'radar': whole}), _scene())
-    write_pages(tmp_path / 'kept.png', _pages({'radar': kept}), _scene())
-    assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
-
-
 def _as_columns(rows):
     """Rows as the recorder's column series has them: {key: array}, a nested
     key as 'outer.inner'."""
@@ -239,17 +216,26 @@ def _as_columns(rows):
 
 
 def test_the_further_columns_kept_for_the_report_draw_the_same_panels(further_rows, tmp_path):
-    """Reference: the whole rows as written.  The recorder keeps each further
-    sensor's values as columns (further_report_columns); they draw the very
-    same picture (radar: the rows of test_record_report)."""
-    from test_record_report import _further_rows
-    whole = dict(further_rows, radar=_further_rows()['radar'])
+    """Reference: the whole rows as written.  What the recorder keeps of each
+    further sensor's rows (further_report_columns) draws the very picture its
+    whole rows draw (radar: not on the Polaris, its keys checked below)."""
     kept = {name: Columns(further_report_columns(name, _as_columns(rows)))
-            for name, rows in whole.items()}
-    assert all(len(kept[name].columns) < len(_as_columns(whole[name])) for name in
-               ('baro', 'wheel_odometry'))
-    write_pages(tmp_path / 'whole.png', _pages(whole), _scene())
+            for name, rows in further_rows.items()}
+    assert all(len(kept[name].columns) < len(_as_columns(further_rows[name])) for name in kept)
+    write_pages(tmp_path / 'whole.png', _pages(further_rows), _scene())
     write_pages(tmp_path / 'kept.png', _pages(kept), _scene())
+    assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
+
+
+def test_the_radar_columns_kept_for_the_report_have_what_its_panel_reads(tmp_path):
+    from test_record_report import _further_rows
+    rows = _further_rows()['radar']
+    whole = [dict(row, range_m=12.0, beam='front', truth=dict(row['truth'], valid=True))
+             for row in rows]
+    kept = further_report_columns('radar', _as_columns(whole))
+    assert {key.split('.')[0] for key in kept} == {'sample_time_s', *FURTHER_KEYS['radar']}
+    write_pages(tmp_path / 'whole.png', _pages({'radar': whole}), _scene())
+    write_pages(tmp_path / 'kept.png', _pages({'radar': Columns(kept)}), _scene())
     assert (tmp_path / 'kept.png').read_bytes() == (tmp_path / 'whole.png').read_bytes()
 
 

@@ -56,7 +56,7 @@ from acres_sim.pipeline.topics import (ANTENNA_FRAME, BASE_FRAME, GNSS_TOPICS, I
                                        IMU_TOPIC, UTM_FRAME)
 
 __all__ = ['DIAGNOSTICS_TOPIC', 'Delivery', 'GnssChannel', 'GnssHeadingChannel', 'ImuChannel',
-           'InsChannel', 'OneImuMessage', 'TF_TOPIC', 'imu_rows', 'imu_values']
+           'InsChannel', 'OneImuMessage', 'TF_TOPIC', 'imu_values']
 
 DIAGNOSTICS_TOPIC = '/diagnostics'
 TF_TOPIC = '/tf'
@@ -283,13 +283,6 @@ def imu_values(values):
     values = np.asarray(values, dtype=np.float64).reshape(-1, 6)
     return np.concatenate([round_decimals(values[:, :3], 6),
                            round_decimals(values[:, 3:], 8)], axis=1)
-
-
-def imu_rows(values):
-    """The imu.jsonl rows of the kernel's (n, 6) unrounded samples (see
-    :func:`imu_values`), and their rounded values as an (n, 6) array."""
-    rounded = imu_values(values)
-    return [imu_row(v) for v in rounded.tolist()], rounded
 
 
 class ImuChannel(_Channel):

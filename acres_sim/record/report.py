@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ['Columns', 'FIX_COLORS', 'FIX_STATES', 'ReportPage', 'format_summary', 'summary_table',
-           'draw_pages', 'further_report_columns', 'further_report_row', 'load_matplotlib',
+           'draw_pages', 'further_report_columns', 'load_matplotlib',
            'write_pages', 'write_report']
 
 #: Fix states from best to worst, and their colours in every panel.
@@ -857,15 +857,11 @@ FURTHER_KEYS = {'baro': ('pressure_altitude_m', 'truth'),
                 'radar': ('valid', 'speed_mps', 'sigma_mps', 'truth')}
 
 
-def further_report_row(name, row):
-    """The part of a further sensor's row its panel reads (what a recorder
-    keeps of it for the report: a fifth of a wheel odometry row)."""
-    return {key: row[key] for key in ('sample_time_s', *FURTHER_KEYS[name]) if key in row}
-
-
 def further_report_columns(name, columns):
-    """:func:`further_report_row` of rows given as :class:`Columns` keys
-    (``{key: array}``, a nested key as ``'outer.inner'``)."""
+    """The columns of a further sensor's rows its panel reads (what a recorder
+    keeps of them for the report: a fifth of a wheel odometry row), of rows
+    given as :class:`Columns` keys (``{key: array}``, a nested key as
+    ``'outer.inner'``)."""
     read = ('sample_time_s', *FURTHER_KEYS[name])
     return {key: column for key, column in columns.items()
             if key in read or key.split('.', 1)[0] in read}

@@ -491,39 +491,43 @@ class _Recording:
             k_sample, _k_delivery, values, _tags = agent.ins_report.drain(k_end - 1)
             agent.report['ins'].extend(_ins_report(k_sample, values,
                                                    vehicle.ins.position_variance))
-        imu, steps = None, {}
-        for name in ('gnss', 'gnss_heading', 'imu', *STEP_SENSORS):
-            channel = vehicle.channels.get(name)
-            if channel is None:
-                continue
-            if name == 'imu':                 # its samples as arrays, its rows the row writer's
-                imu = self._deliver_imu(agent, channel, k_end, entries)
-                continue
-            if name in STEP_SENSORS:          # as the IMU's
-                delivered = self._deliver_step_sensor(agent, name, channel, k_end, entries)
-                if delivered is not None:
-                    steps[name] = delivered
-                continue
-            deliveries = channel.drain(k_end - 1)
-            if not deliveries:
-                continue
-            report = agent.report.get(name)
-            rows = [delivery.row for delivery in deliveries]
-            agent.files[name].write_rows(rows)
-            if name == 'gnss':
-                for delivery in deliveries:
-                    row = delivery.row
-                    report.append((_gnss_report(row), delivery.extra))
-                    agent.fix_counts[row['fix_type']] += 1
-                    agent.fix_counts_with_position += row['position_enu_m'] is not None
-            else:
-                agent.heading_epochs += len(rows)
-                agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
-            if entries is not None:
-                self._delivered_messages(vehicle, channel, deliveries, entries)
+        for name in ('gnss', 'gnss_heading'):
+            if name in vehicle.channels:
+                self._deliver_rows(agent, name, k_end, entries)
+        # the IMU's and the further sensors' samples are arrays, their rows the row writer's
+        imu = self._deliver_imu(agent, k_end, entries) if agent.imu_line is not None else None
+        steps = {}
+        for name in agent.step_lines:
+            delivered = self._deliver_step_sensor(agent, name, k_end, entries)
+            if delivered is not None:
+                steps[name] = delivered
         return imu, steps or None
 
-    def _deliver_imu(self, agent, channel, k_end, entries):
+    def _deliver_rows(self, agent, name, k_end, entries):
+        """The GNSS receiver's (``name``: gnss or gnss_heading) rows delivered
+        before step ``k_end``: into its file, the report and its counts; their
+        messages into ``entries``."""
+        vehicle = agent.vehicle
+        channel = vehicle.channels[name]
+        deliveries = channel.drain(k_end - 1)
+        if not deliveries:
+            return
+        rows = [delivery.row for delivery in deliveries]
+        agent.files[name].write_rows(rows)
+        if name == 'gnss':
+            report = agent.report['gnss']
+            for delivery in deliveries:
+                row = delivery.row
+                report.append((_gnss_report(row), delivery.extra))
+                agent.fix_counts[row['fix_type']] += 1
+                agent.fix_counts_with_position += row['position_enu_m'] is not None
+        else:
+            agent.heading_epochs += len(rows)
+            agent.heading_valid += sum(bool(row['heading_valid']) for row in rows)
+        if entries is not None:
+            self._delivered_messages(vehicle, channel, deliveries, entries)
+
+    def _deliver_imu(self, agent, k_end, entries):
         """The IMU samples delivered before step ``k_end`` (sample steps,
         delivery steps, rounded values, active events' names or None), or None:
         into the report, and their ``imu/data_raw`` into ``entries`` (encoded
@@ -531,6 +535,7 @@ class _Recording:
         k_sample, k_delivery, values, names = agent.imu_line.drain(k_end - 1)
         if not len(k_sample):
             return None
+        channel = agent.vehicle.channels['imu']
         agent.report['imu'].extend({'sample_time_s': k_sample / PHYSICS_HZ,
                                     'specific_force_flu_mps2': values[:, :3],
                                     'angular_velocity_flu_radps': values[:, 3:]})
@@ -541,7 +546,7 @@ class _Recording:
                                   channel.encode_block(k_sample, values)))
         return k_sample, k_delivery, values, names if any(names) else None
 
-    def _deliver_step_sensor(self, agent, name, channel, k_end, entries):
+    def _deliver_step_sensor(self, agent, name, k_end, entries):
         """The samples of a further sensor delivered before step ``k_end``, as
         (sample steps, delivery steps, their rounded values: the model's
         ``columns``) for the row writer, or None: their values into the report,
@@ -550,6 +555,7 @@ class _Recording:
         k_sample, k_delivery, samples, _tags = agent.step_lines[name].drain(k_end - 1)
         if not len(k_sample):
             return None
+        channel = agent.vehicle.channels[name]
         columns = channel.model.columns(samples)
         agent.report[name].extend(further_report_columns(
             name, {'sample_time_s': k_sample / PHYSICS_HZ, **columns}))
