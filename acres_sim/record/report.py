@@ -80,15 +80,18 @@ def _rows(rows):
     return rows if isinstance(rows, Columns) else list(rows or ())
 
 
+_TIME_KEYS = ('sample_time_s', 't', 't_s')     # a row's time, the first it has
+
+
 def _times(rows):
     """(times, is_time): sample_time_s / t / t_s of each row, else the index."""
     if isinstance(rows, Columns):
-        for key in ('sample_time_s', 't', 't_s'):
+        for key in _TIME_KEYS:
             times = rows.get(key)
             if times is not None and len(rows) and not np.isnan(times).any():
                 return times, True
         return np.arange(len(rows), dtype=np.float64), False
-    for key in ('sample_time_s', 't', 't_s'):
+    for key in _TIME_KEYS:
         try:
             times = np.array([r[key] for r in rows], dtype=np.float64)   # None: NaN
         except (KeyError, TypeError, ValueError):
