@@ -954,19 +954,32 @@ def _add_block_topics(writer):
                               offered_qos_profiles=[QOS_RELIABLE])
 
 
-def test_a_bag_written_in_blocks_is_rosbags_bag_byte_for_byte(tmp_path):
+@pytest.mark.parametrize('sizes', ['any', 'per topic'])
+def test_a_bag_written_in_blocks_is_rosbags_bag_byte_for_byte(tmp_path, sizes):
     """rosbags' Writer one message at a time and BlockWriter in blocks of
     1 to 3000 (some as single writes) give the same files, over several
-    chunks; the mcap reader reads every message back in order."""
+    chunks; the mcap reader reads every message back in order.  The
+    messages' sizes: any from 0 to 400, each message where the one before
+    ends; or as in a recording, one size per topic but for a few odd ones
+    (sizes many messages share are copied otherwise than rare ones), the
+    messages anywhere in the payload."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     from acres_sim.record.mcap_blocks import CHUNK_BYTES, BlockWriter
     rng = np.random.default_rng(7)
     n = 20000
     ids = rng.integers(1, len(BLOCK_TOPICS) + 1, n)
-    lengths = rng.integers(0, 400, n)
     stamps = np.sort(rng.integers(0, 10**12, n))
+    if sizes == 'any':
+        lengths = rng.integers(0, 400, n)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    else:
+        lengths = np.array([0, 300, 88, 140])[ids]
+        odd = rng.random(n) < 0.01
+        lengths[odd] = rng.integers(0, 400, int(odd.sum()))
+        order = rng.permutation(n)                  # message order[i] is i-th in the payload
+        offsets = np.empty(n, dtype=np.int64)
+        offsets[order] = np.concatenate([[0], np.cumsum(lengths[order])[:-1]])
     payload = rng.integers(0, 256, int(lengths.sum()), dtype=np.uint8).tobytes()
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     assert lengths.sum() > 3 * CHUNK_BYTES
     reference = Writer(tmp_path / 'ref' / 'bag', version=8, storage_plugin=StoragePlugin.MCAP)
     reference.open()
@@ -997,7 +1010,8 @@ def test_a_bag_written_in_blocks_is_rosbags_bag_byte_for_byte(tmp_path):
                 for _schema, channel, message in make_reader(f).iter_messages()]
     assert [t for _topic, t, _data in read] == stamps.tolist()
     assert [topic for topic, _t, _data in read] == [BLOCK_TOPICS[i - 1][0] for i in ids]
-    assert [data for _topic, _t, data in read][-1] == payload[offsets[-1]:]
+    assert [data for _topic, _t, data in read] == [
+        payload[at:at + size] for at, size in zip(offsets.tolist(), lengths.tolist())]
 
 
 def test_a_block_on_an_unknown_connection_is_refused(tmp_path):
