@@ -92,13 +92,26 @@ def cmd_record(args):
 
 
 def _record(args, stop):
+    from acres_sim.record.child import prestart_writers
+
+    _check_duration(args.duration)
+    # The row and bag writers start first: their interpreters import while
+    # this one imports and builds the simulation.
+    writers = prestart_writers(bag=not args.no_bag)
+    try:
+        return _record_with(args, stop, writers)
+    finally:
+        for writer in writers.values():     # those the run did not take
+            writer.discard()
+
+
+def _record_with(args, stop, writers):
     from acres_sim.record.child import WriterProcessError
     from acres_sim.record.output import OutputError
     from acres_sim.record.event_log import read_event_log
     from acres_sim.record.runner import RecordingFailed, RecordingStopped, RecordRequest, record
     from acres_sim.rig import RigOptions, rig_config_notice
 
-    _check_duration(args.duration)
     options = RigOptions(agents=args.agents, route=args.route, laps=args.laps,
                          repeat=args.repeat or None, scene=args.scene, terrain=args.terrain,
                          duration_s=args.duration, overrides=overrides_from_args(args),
@@ -113,7 +126,7 @@ def _record(args, stop):
     try:
         episode, summary = record(RecordRequest(args.rig, out, options, progress,
                                                 parked=args.parked, bag=not args.no_bag,
-                                                report=not args.no_report), stop)
+                                                report=not args.no_report), stop, writers)
     except RecordingStopped as err:
         print(f'acres-sim: {err}', file=sys.stderr)
         return stop.exit_status

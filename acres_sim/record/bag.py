@@ -74,7 +74,6 @@ bench/bench_bag_writer.py), or hands over a block (:meth:`BagWriter.write_block`
 from array import array
 import contextlib
 from itertools import accumulate, repeat
-import multiprocessing
 import multiprocessing.util
 from pathlib import Path
 import signal
@@ -90,8 +89,7 @@ from rosbags.interfaces import (
 from rosbags.rosbag2 import Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
-from .child import (WriterProcessError, exit_text, ignore_interrupts, ready_reply,
-                    starting_child)
+from .child import WriterProcessError, exit_text, ignore_interrupts, ready_reply, spawned
 from .jsonl import interrupts_held
 from .mcap_blocks import BlockWriter
 from .output import hold_writers_lock
@@ -258,7 +256,8 @@ class _WriterProcess:
     the batch being filled.  Holds no reference to the :class:`BagWriter`
     (its finaliser holds this)."""
 
-    def __init__(self, path: Path, version: int, batch_size: int, lock=None, wait=True):
+    def __init__(self, path: Path, version: int, batch_size: int, lock=None, wait=True,
+                 prestarted=None):
         self.path = path
         self.batch_size = max(1, int(batch_size))
         self.pending = []          # (connection id, t_ns, bytes), not yet sent
@@ -266,19 +265,15 @@ class _WriterProcess:
         self.closed = False
         self.error = None          # BagWriterError once the child failed
         self.reported = False      # ... and raised to the caller
-        ctx = multiprocessing.get_context('spawn')
-        child_in, self.inbox = ctx.Pipe(duplex=False)
-        self.outbox, child_out = ctx.Pipe(duplex=False)
+        args, kwargs = (str(path), version), {'lock': None if lock is None else str(lock)}
+        if prestarted is not None:
+            self.process, self.inbox, self.outbox = prestarted.take(__name__, *args, **kwargs)
+        else:
+            self.process, self.inbox, self.outbox = spawned(
+                _child_main, f'bag writer {path.name}', args, kwargs)
         if fcntl is not None:
             with contextlib.suppress(OSError):
                 fcntl(self.inbox.fileno(), F_SETPIPE_SZ, _PIPE_BYTES)
-        self.process = ctx.Process(target=_child_main, name=f'bag writer {path.name}',
-                                   args=(str(path), version, child_in, child_out,
-                                         None if lock is None else str(lock)))
-        with starting_child():
-            self.process.start()
-        child_in.close()           # only the child holds these ends now: each side
-        child_out.close()          # sees end-of-file when the other one is gone
         self.ready = False         # the child said it has the bag open
         if wait:
             self.wait_ready()
@@ -454,12 +449,14 @@ class BagWriter:
     sending a batch always holds SIGINT/SIGTERM.  ``wait=False`` (background
     only): start the child and return, so that the caller can start other
     work meanwhile; :meth:`wait_ready` then raises a failure to open the bag
-    (as does the first use).
+    (as does the first use).  ``prestarted`` (background only): a
+    :class:`acres_sim.record.child.Prestarted` of this module to run the
+    writer in, instead of a new process.
     """
 
     def __init__(self, folder, typestore=Stores.ROS2_JAZZY, *, version: int = BAG_VERSION,
                  hold_interrupts: bool = True, background: bool = False,
-                 batch_size: int = BATCH_SIZE, lock=None, wait: bool = True):
+                 batch_size: int = BATCH_SIZE, lock=None, wait: bool = True, prestarted=None):
         self.path = Path(folder)
         # Hold SIGINT/SIGTERM around each message write; a caller that stops
         # gracefully on its own (a flag checked between steps) can skip the cost.
@@ -475,7 +472,8 @@ class BagWriter:
             if self.path.exists():
                 raise WriterError(f'{self.path} exists already, not overwriting.')
             self._writer = None
-            self._child = _WriterProcess(self.path, version, batch_size, lock, wait)
+            self._child = _WriterProcess(self.path, version, batch_size, lock, wait,
+                                         prestarted)
             # Runs at interpreter exit before multiprocessing joins its children.
             self._finalizer = multiprocessing.util.Finalize(
                 self, _close_child_at_exit, args=(self._child,), exitpriority=100)

@@ -14,15 +14,29 @@ child: the whole simulator, and a script without an ``if __name__ ==
 thread, so the child is born with them blocked; the child then ignores them
 -- a Ctrl-C reaches the whole process group, and the parent decides when its
 writers close (through their pipes, or by end-of-file when it dies).
+
+A writer whose work is not known yet can be started ahead of it
+(:class:`Prestarted`): its interpreter starts and imports the writer's module
+while the parent imports and builds the simulation, and the writer's class
+hands it its arguments once it has them.  ``acres-sim record`` starts the
+row and bag writers so, first thing: they are ready when the run is, where
+the parent used to wait some 0.3 s for them.
 """
 
 import contextlib
+import importlib
+import multiprocessing
 import signal
 import sys
 import types
 
-__all__ = ['IGNORED_SIGNALS', 'START_TIMEOUT_S', 'WriterProcessError', 'close_at_exit',
-           'end_child', 'exit_text', 'ignore_interrupts', 'ready_reply', 'starting_child']
+__all__ = ['IGNORED_SIGNALS', 'START_TIMEOUT_S', 'Prestarted', 'WriterProcessError',
+           'close_at_exit', 'end_child', 'exit_text', 'ignore_interrupts', 'prestart_writers',
+           'ready_reply', 'spawned', 'starting_child']
+
+#: The modules of the writers :func:`prestart_writers` starts ahead.
+ROW_WRITER_MODULE = 'acres_sim.record.rows_process'
+BAG_WRITER_MODULE = 'acres_sim.record.bag'
 
 class WriterProcessError(RuntimeError):
     """A writer process failed or died; the text says how (with the child's
@@ -108,3 +122,76 @@ def close_at_exit(writer, name) -> None:
         writer.close()
     except Exception as exc:  # noqa: BLE001 - nothing to raise to at exit
         print(f'acres_sim {name}: {exc}', file=sys.stderr)
+
+
+def spawned(target, name, args=(), kwargs=None):
+    """A writer process running ``target(*args, inbox, outbox, **kwargs)``,
+    started now: (the process, the pipe to it, the pipe from it)."""
+    ctx = multiprocessing.get_context('spawn')
+    child_in, inbox = ctx.Pipe(duplex=False)
+    outbox, child_out = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=target, name=name,
+                          args=(*args, child_in, child_out), kwargs=kwargs or {})
+    with starting_child():
+        process.start()
+    child_in.close()           # only the child holds these ends now: each side
+    child_out.close()          # sees end-of-file when the other one is gone
+    return process, inbox, outbox
+
+
+class Prestarted:
+    """A writer process started before its work is known: it imports
+    ``module`` (a writer module, whose ``_child_main`` takes the pipes as
+    ``inbox`` and ``outbox``) and waits.  The writer's class calls
+    :meth:`take` with the rest of the arguments; the process then runs
+    ``_child_main`` as if it had been started with them.  Not taken, it is
+    ended by :meth:`discard` (or when the parent's pipe ends: the parent is
+    gone)."""
+
+    def __init__(self, module: str, name: str):
+        self.module = module
+        self.process, self._inbox, self._outbox = spawned(_prestarted_main, name, (module,))
+        self.taken = False
+
+    def take(self, module, *args, **kwargs):
+        """Run the writer of ``module`` (the caller's: it must be the one this
+        process imported) with ``args`` and ``kwargs``: its (process, pipe to
+        it, pipe from it), from now on the caller's."""
+        if module != self.module:
+            raise ValueError(f'a writer of {module} cannot take the prestarted {self.module}')
+        if self.taken:
+            raise RuntimeError(f'the prestarted {self.module} writer is taken already')
+        self.taken = True
+        self._inbox.send((args, kwargs))
+        return self.process, self._inbox, self._outbox
+
+    def discard(self):
+        """End the process if it was not taken (at once: it has nothing open)."""
+        if not self.taken:
+            self.taken = True
+            self.process.kill()
+            end_child(self.process, self._inbox, self._outbox)
+
+
+def prestart_writers(bag: bool = True) -> dict:
+    """The recorder's row writer and, with ``bag``, its bag writer, started
+    ahead (:class:`Prestarted`), as :func:`acres_sim.record.runner.record`
+    takes them: ``{'rows': ..., 'bag': ...}``.  The caller discards what the
+    run did not take."""
+    writers = {'rows': Prestarted(ROW_WRITER_MODULE, 'row writer')}
+    if bag:
+        writers['bag'] = Prestarted(BAG_WRITER_MODULE, 'bag writer')
+    return writers
+
+
+def _prestarted_main(module, inbox, outbox):
+    """The prestarted process: import ``module``, then run its ``_child_main``
+    with the arguments of the first frame (none: the parent is gone, or
+    discarded it)."""
+    ignore_interrupts()
+    child_main = importlib.import_module(module)._child_main
+    try:
+        args, kwargs = inbox.recv()
+    except (EOFError, OSError):
+        return
+    child_main(*args, inbox=inbox, outbox=outbox, **kwargs)

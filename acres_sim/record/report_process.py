@@ -28,7 +28,6 @@ with the child's traceback; a child that dies is a ReportProcessError too.
 """
 
 import gc
-import multiprocessing
 import multiprocessing.util
 import os
 from pathlib import Path
@@ -38,7 +37,7 @@ import traceback
 
 from acres_sim.files import write_atomically
 from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
-                                    ignore_interrupts, starting_child)
+                                    ignore_interrupts, spawned)
 from acres_sim.record.output import hold_writers_lock
 
 __all__ = ['ReportProcess', 'ReportProcessError']
@@ -127,15 +126,7 @@ class ReportProcess:
     :meth:`discard` when nothing is to be drawn."""
 
     def __init__(self):
-        ctx = multiprocessing.get_context('spawn')
-        child_in, self._inbox = ctx.Pipe(duplex=False)
-        self._outbox, child_out = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_child_main, name='report writer',
-                                    args=(child_in, child_out))
-        with starting_child():
-            self._process.start()
-        child_in.close()
-        child_out.close()
+        self._process, self._inbox, self._outbox = spawned(_child_main, 'report writer')
         self.closed = False
         self._path = None
         self._sent = None        # True once the pages went, or the error of sending them

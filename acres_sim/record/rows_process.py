@@ -24,7 +24,6 @@ while its files are open it holds the folder's writers lock
 raised in the parent as :class:`RowProcessError` at the next block or at close.
 """
 
-import multiprocessing
 import multiprocessing.util
 import sys
 import traceback
@@ -34,7 +33,7 @@ from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.pipeline.rows import imu_row, timed_row, with_event_names
 from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
-                                    ignore_interrupts, ready_reply, starting_child)
+                                    ignore_interrupts, ready_reply, spawned)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 from acres_sim.record.output import hold_writers_lock
 
@@ -197,23 +196,21 @@ class RowProcess:
     ``wait``: wait until the child has opened its files (a failure is raised
     here); False: only start it, so that the caller can start its other
     writers meanwhile, and call :meth:`wait_ready` (the first block or close
-    waits too)."""
+    waits too).  ``prestarted``: a :class:`acres_sim.record.child.Prestarted`
+    of this module to run in, instead of a new process."""
 
-    def __init__(self, agents, delay_s, tidy=(), lock=None, wait=True):
+    def __init__(self, agents, delay_s, tidy=(), lock=None, wait=True, prestarted=None):
         agents = list(agents)
         delays = ([float(d) for d in delay_s] if isinstance(delay_s, (list, tuple)) else
                   [float(delay_s)] * len(agents))
-        ctx = multiprocessing.get_context('spawn')
-        child_in, self._inbox = ctx.Pipe(duplex=False)
-        self._outbox, child_out = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_child_main, name='row writer',
-                                    args=(agents, delays, child_in, child_out,
-                                          [str(path) for path in tidy],
-                                          None if lock is None else str(lock)))
-        with starting_child():
-            self._process.start()
-        child_in.close()
-        child_out.close()
+        args = (agents, delays)
+        kwargs = {'tidy': [str(path) for path in tidy],
+                  'lock': None if lock is None else str(lock)}
+        if prestarted is not None:
+            self._process, self._inbox, self._outbox = prestarted.take(__name__, *args, **kwargs)
+        else:
+            self._process, self._inbox, self._outbox = spawned(_child_main, 'row writer',
+                                                               args, kwargs)
         self.closed = False
         self._ready = False              # the child said it has its files open
         self._error = None

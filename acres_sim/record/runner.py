@@ -201,6 +201,7 @@ class _Recording:
                     channel.encoding = False
         self.rows = self.bag = None     # the writers: start()
         self.reporter = None            # the report process: record() starts it
+        self.prestarted = {}            # writers started ahead (record()'s ``writers``)
         self.report_started = False     # it was asked to draw
         self.report_error = None        # what asking it raised
         self.batches = self.agents[0].vehicle.batches     # /clock
@@ -290,12 +291,13 @@ class _Recording:
         self.rows = RowProcess(row_files, [agent.vehicle.delay_s for agent in self.agents],
                                tidy=[file.path for agent in self.agents
                                      for file in agent.files.values()], lock=lock,
-                               wait=False)
+                               wait=False, prestarted=self.prestarted.get('rows'))
         if self.request.bag:
             # run() stops gracefully between blocks: no signal hold per message
             # the pipeline's typestore: it has the types the wheels lack (gps_msgs)
             self.bag = BagWriter(self.out / 'bag', TYPESTORE, hold_interrupts=False,
-                                 background=True, lock=lock, wait=False)
+                                 background=True, lock=lock, wait=False,
+                                 prestarted=self.prestarted.get('bag'))
         self.rows.wait_ready()
         if self.bag is not None:
             self.bag.wait_ready()
@@ -904,7 +906,7 @@ def _one_line(error):
     return str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
 
 
-def record(request: RecordRequest, stop: StopSignals = None):
+def record(request: RecordRequest, stop: StopSignals = None, writers=None):
     """Run one recording; returns (the episode dict, also in episode.json;
     its summary as text).  ``stop``: the run's stop request, installed by
     the caller as early as it can (else here).  Raises :class:`RecordingStopped`
@@ -912,7 +914,9 @@ def record(request: RecordRequest, stop: StopSignals = None):
     :class:`acres_sim.record.output.OutputError` for a folder it must not
     use, :class:`RecordingFailed` when a writer fails (episode.json says what
     is whole), OSError / WriterProcessError when the writers cannot start (the
-    previous recording is back in place)."""
+    previous recording is back in place).  ``writers``: the row and bag
+    writers started ahead (:func:`acres_sim.record.child.prestart_writers`),
+    for the run to take; the caller discards those it did not."""
     with contextlib.nullcontext(stop) if stop is not None else StopSignals() as stop:
         # The report process first: it imports matplotlib, the most of any writer,
         # while the run is set up and the other writers start, then while it goes on.
@@ -920,6 +924,7 @@ def record(request: RecordRequest, stop: StopSignals = None):
         try:
             recording = _Recording(request, stop)
             recording.reporter = reporter
+            recording.prestarted = dict(writers or {})
             folder = OutputFolder(request.out)
             folder.open(recording.files())
         except BaseException:
