@@ -453,7 +453,7 @@ def test_record_takes_terrain_and_vibration(monkeypatch, tmp_path, capsys):
 
     seen = []
 
-    def capture(request, stop):
+    def capture(request, stop, writers=None):
         seen.append(request)
         raise runner.RecordingStopped('captured')
 
