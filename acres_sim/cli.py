@@ -18,6 +18,7 @@ import re
 import sys
 
 from acres_sim import __version__
+from acres_sim import blas_threads  # noqa: F401 - before anything imports numpy
 from acres_sim.config import ConfigError, read_layer, resolve
 from acres_sim.config.loader import packaged_notice
 from acres_sim.config.options import (VIBRATION_KEYS, add_config_arguments, config_from_args,
