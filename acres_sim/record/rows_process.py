@@ -24,6 +24,8 @@ while its files are open it holds the folder's writers lock
 raised in the parent as :class:`RowProcessError` at the next block or at close.
 """
 
+import gc
+import itertools
 import multiprocessing.util
 import sys
 import traceback
@@ -32,8 +34,9 @@ from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.pipeline.rows import imu_row, timed_row, with_event_names
-from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
-                                    ignore_interrupts, ready_reply, spawned)
+from acres_sim.record.child import (COLLECT_EVERY, WriterProcessError, close_at_exit, end_child,
+                                    exit_text, ignore_interrupts, ready_reply, spawned,
+                                    without_cyclic_collector)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 from acres_sim.record.output import hold_writers_lock
 
@@ -150,13 +153,14 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     or None), ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
+    without_cyclic_collector()
     writers = []
     try:
         if lock is not None:             # held while the files are open
             hold_writers_lock(lock)
         writers = [_Agent(*spec, delay) for spec, delay in zip(agents, delay_s)]
         outbox.send(('ready',))
-        while True:
+        for blocks in itertools.count(1):
             try:
                 frame = inbox.recv()
             except (EOFError, OSError):      # the parent died: finish the files
@@ -165,6 +169,8 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
                 _, k_end, items = frame
                 for index, *arrays in items:
                     writers[index].block(k_end, *arrays)
+                if blocks % COLLECT_EVERY == 0:
+                    gc.collect()
                 continue
             for writer in writers:
                 writer.close()
