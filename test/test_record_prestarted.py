@@ -1,8 +1,8 @@
 """Writer processes started ahead of their work (acres_sim.record.child.Prestarted,
 prestart_writers): a prestarted row or bag writer writes what a new one
-writes, fails as a new one fails, and a prestarted process nobody takes
-ends -- discarded, when its parent dies, and after a user's mistake on the
-command line."""
+writes, fails as a new one fails (its files, or the process dead before
+it was taken), and a prestarted process nobody takes ends -- discarded,
+when its parent dies, and after a user's mistake on the command line."""
 
 import multiprocessing
 import os
@@ -74,6 +74,17 @@ def test_a_prestarted_writer_that_cannot_open_its_files_fails_in_one_line(tmp_pa
                    0.0, prestarted=ahead)
     assert err.value.reason.startswith('FileNotFoundError')
     assert ahead.process.exitcode is not None
+
+
+def test_a_prestarted_writer_that_died_before_it_was_taken_fails_the_start_in_one_line(
+        tmp_path):
+    ahead = Prestarted(ROW_WRITER_MODULE, 'row writer')
+    ahead.process.kill()
+    ahead.process.join(30)
+    with pytest.raises(RowProcessError, match='killed by SIGKILL while opening the files'):
+        RowProcess([(None, str(tmp_path / 'truth.jsonl'), None, None, None)], 0.0,
+                   prestarted=ahead)
+    assert not (tmp_path / 'truth.jsonl').exists()
 
 
 def test_a_writer_takes_only_a_prestarted_process_of_its_own_module(tmp_path):

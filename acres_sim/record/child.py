@@ -31,14 +31,15 @@ import signal
 import sys
 import types
 
-__all__ = ['COLLECT_EVERY', 'IGNORED_SIGNALS', 'START_TIMEOUT_S', 'Prestarted',
-           'WriterProcessError', 'close_at_exit', 'end_child', 'exit_text', 'ignore_interrupts',
-           'prestart_writers', 'ready_reply', 'spawned', 'starting_child',
-           'without_cyclic_collector']
+__all__ = ['BAG_WRITER_MODULE', 'COLLECT_EVERY', 'IGNORED_SIGNALS', 'Prestarted',
+           'ROW_WRITER_MODULE', 'START_TIMEOUT_S', 'WriterProcessError', 'close_at_exit',
+           'end_child', 'exit_text', 'ignore_interrupts', 'prestart_writers', 'ready_reply',
+           'spawned', 'starting_child', 'without_cyclic_collector']
 
 #: The modules of the writers :func:`prestart_writers` starts ahead.
 ROW_WRITER_MODULE = 'acres_sim.record.rows_process'
 BAG_WRITER_MODULE = 'acres_sim.record.bag'
+
 
 class WriterProcessError(RuntimeError):
     """A writer process failed or died; the text says how (with the child's
@@ -181,7 +182,8 @@ class Prestarted:
         if self.taken:
             raise RuntimeError(f'the prestarted {self.module} writer is taken already')
         self.taken = True
-        self._inbox.send((args, kwargs))
+        with contextlib.suppress(OSError):   # it died: the writer's start says how
+            self._inbox.send((args, kwargs))
         return self.process, self._inbox, self._outbox
 
     def discard(self):
