@@ -3,9 +3,10 @@
 numpy's OpenBLAS starts a pool of worker threads when numpy is imported, and
 an idle worker spins on its core for about 0.1 s before it sleeps: 0.1 s of
 CPU in each process the command starts (the recorder starts four), at the
-moment they all start up on two cores.  The matrices here are 3x3 to 6x6,
-which OpenBLAS multiplies on the calling thread anyway, so the pool does
-nothing else.  Importing this module sets ``OPENBLAS_NUM_THREADS=1`` unless
+moment they all start up on two cores.  The command's linear algebra is on
+small matrices (3x3 to 6x6 in the models; the 3xN by Nx3 products of an
+alignment in ``evaluate``, milliseconds), where a second thread gains next to
+nothing.  Importing this module sets ``OPENBLAS_NUM_THREADS=1`` unless
 the environment sets it already; it must come before numpy's import, and the
 command's child processes (the recorder's writers, the nodes of ``up``)
 inherit it.
