@@ -108,7 +108,7 @@ def without_cyclic_collector() -> None:
     writer's 2 s in a 600 s run, perf).  What the process holds since its
     start is frozen out of every collection, and the writer collects itself
     once every :data:`COLLECT_EVERY` blocks, so that a cycle, should one
-    form, is freed within a minute of simulated time."""
+    form, is freed within about a minute of simulated time."""
     gc.disable()
     gc.freeze()
 
