@@ -250,19 +250,3 @@ def test_record_and_up_take_a_vehicle_overlay_of_the_users(tmp_path):
                      if n.executable == 'gnss_node')
     assert gnss_node.parameters['gnss.hz'] == 5.0
 
-
-@pytest.mark.parametrize('given', [None, '2'])
-def test_the_command_runs_numpys_blas_on_one_thread_unless_told_otherwise(given):
-    """Importing the command line (before numpy) sets OPENBLAS_NUM_THREADS=1,
-    so numpy starts no BLAS worker thread; a value in the environment stays."""
-    env = {k: v for k, v in os.environ.items() if k != 'OPENBLAS_NUM_THREADS'}
-    if given is not None:
-        env['OPENBLAS_NUM_THREADS'] = given
-    code = ('import os, acres_sim.cli, numpy; '
-            'print(os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))')
-    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
-                         check=True, timeout=120)
-    value, threads = out.stdout.split()
-    assert value == (given or '1')
-    if given is None:
-        assert threads == '1'

@@ -2,14 +2,17 @@
 
 Imported first thing in a node process (``python -m acres_sim.ros.sim_node``,
 or the ``sim_node`` console script): it notes the parent the node started
-with (:mod:`acres_sim.parent`) and, in a node process only, makes SIGINT and
-SIGTERM a stop request before the heavy imports begin
-(:data:`acres_sim.stop_signals.STARTING`).
+with (:mod:`acres_sim.parent`), runs numpy's BLAS on one thread
+(:mod:`acres_sim.blas_threads`, before numpy loads; a node started by
+``ros2 launch`` has no ``acres-sim`` command to inherit it from) and, in a
+node process only, makes SIGINT and SIGTERM a stop request before the heavy
+imports begin (:data:`acres_sim.stop_signals.STARTING`).
 """
 
 from pathlib import Path
 import sys
 
+import acres_sim.blas_threads  # noqa: F401
 import acres_sim.parent  # noqa: F401
 from acres_sim.stop_signals import STARTING
 
