@@ -2,7 +2,9 @@
 prestart_writers): a prestarted row or bag writer writes what a new one
 writes, fails as a new one fails (its files, or the process dead before
 it was taken), and a prestarted process nobody takes ends -- discarded,
-when its parent dies, and after a user's mistake on the command line."""
+when its parent dies, and after a user's mistake on the command line.  And
+the writers' garbage rule (without_cyclic_collector): no automatic
+collection, a cycle freed after at most COLLECT_EVERY blocks."""
 
 import multiprocessing
 import os
@@ -154,3 +156,25 @@ def test_a_mistake_on_the_command_line_leaves_no_writer_running(tmp_path, capsys
     assert {child.pid for child in multiprocessing.active_children()} <= before
     assert not (tmp_path / 'run').exists()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_writer_frees_a_cycle_within_collect_every_blocks():
+    """In a fresh interpreter (the rule is process-wide): after the call the
+    collector is off, a reference cycle outlives COLLECT_EVERY - 1 blocks and
+    is gone after the next."""
+    code = textwrap.dedent('''
+        import gc, weakref
+        from acres_sim.record.child import COLLECT_EVERY, without_cyclic_collector
+        after_block = without_cyclic_collector()
+        class Node: pass
+        node = Node(); node.me = node; seen = weakref.ref(node); del node
+        print(gc.isenabled())
+        for _ in range(COLLECT_EVERY - 1):
+            after_block()
+        print(seen() is not None)
+        after_block()
+        print(seen() is None)
+    ''')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert result.stdout.split() == ['False', 'True', 'True']

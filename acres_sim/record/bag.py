@@ -73,7 +73,6 @@ bench/bench_bag_writer.py), or hands over a block (:meth:`BagWriter.write_block`
 
 from array import array
 import contextlib
-import gc
 from itertools import accumulate, repeat
 import multiprocessing.util
 from pathlib import Path
@@ -90,8 +89,8 @@ from rosbags.interfaces import (
 from rosbags.rosbag2 import Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
-from .child import (COLLECT_EVERY, WriterProcessError, exit_text, ignore_interrupts, ready_reply,
-                    spawned, without_cyclic_collector)
+from .child import (WriterProcessError, exit_text, ignore_interrupts, ready_reply, spawned,
+                    without_cyclic_collector)
 from .jsonl import interrupts_held
 from .mcap_blocks import BlockWriter
 from .output import hold_writers_lock
@@ -208,7 +207,7 @@ def _child_main(path: str, version: int, inbox, outbox, lock=None) -> None:
     ``lock``: a file to hold shared while the bag is open (see
     :func:`acres_sim.record.output.hold_writers_lock`)."""
     ignore_interrupts()
-    without_cyclic_collector()
+    after_block = without_cyclic_collector()
     writer = None
     try:
         if lock is not None:
@@ -216,7 +215,6 @@ def _child_main(path: str, version: int, inbox, outbox, lock=None) -> None:
         writer = BlockWriter(Path(path), version=version)
         writer.open()
         outbox.send(('ready',))
-        batches = 0
         while True:
             try:
                 frame = inbox.recv()
@@ -229,9 +227,7 @@ def _child_main(path: str, version: int, inbox, outbox, lock=None) -> None:
             if kind == 'batch':
                 _, ids, stamps, offsets, lengths = frame
                 writer.write_block(ids, stamps, offsets, lengths, payload)
-                batches += 1
-                if batches % COLLECT_EVERY == 0:
-                    gc.collect()
+                after_block()
             elif kind == 'topic':
                 _, cid, name, msgtype, msgdef, rihs01, profiles = frame
                 conn = writer.add_connection(name, msgtype, msgdef=msgdef, rihs01=rihs01,

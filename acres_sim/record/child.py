@@ -26,6 +26,7 @@ the parent used to wait some 0.3 s for them.
 import contextlib
 import gc
 import importlib
+import itertools
 import multiprocessing
 import signal
 import sys
@@ -100,17 +101,25 @@ def ignore_interrupts() -> None:
 COLLECT_EVERY = 64
 
 
-def without_cyclic_collector() -> None:
+def without_cyclic_collector():
     """In a writer process, after its imports: no automatic cyclic garbage
     collection.  A writer makes rows, messages and arrays a block at a time
     and drops them; reference counting frees them (they hold no cycles), and
     the collector only walked them again and again (0.3 s of the row
     writer's 2 s in a 600 s run, perf).  What the process holds since its
-    start is frozen out of every collection, and the writer collects itself
-    once every :data:`COLLECT_EVERY` blocks, so that a cycle, should one
-    form, is freed within about a minute of simulated time."""
+    start is frozen out of every collection.  Returns the function the
+    writer calls after each block: it collects once every
+    :data:`COLLECT_EVERY` blocks, so that a cycle, should one form, is freed
+    within about a minute of simulated time."""
     gc.disable()
     gc.freeze()
+    blocks = itertools.count(1)
+
+    def after_block():
+        if next(blocks) % COLLECT_EVERY == 0:
+            gc.collect()
+
+    return after_block
 
 
 def exit_text(exitcode) -> str:

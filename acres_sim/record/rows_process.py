@@ -24,8 +24,6 @@ while its files are open it holds the folder's writers lock
 raised in the parent as :class:`RowProcessError` at the next block or at close.
 """
 
-import gc
-import itertools
 import multiprocessing.util
 import sys
 import traceback
@@ -34,8 +32,8 @@ from acres_sim.core.ins_row import ins_row
 from acres_sim.core.schedule import DelayLine
 from acres_sim.core.truth import PHYSICS_HZ, T_P, T_Q, T_V, T_W
 from acres_sim.pipeline.rows import imu_row, timed_row, with_event_names
-from acres_sim.record.child import (COLLECT_EVERY, WriterProcessError, close_at_exit, end_child,
-                                    exit_text, ignore_interrupts, ready_reply, spawned,
+from acres_sim.record.child import (WriterProcessError, close_at_exit, end_child, exit_text,
+                                    ignore_interrupts, ready_reply, spawned,
                                     without_cyclic_collector)
 from acres_sim.record.jsonl import JsonlWriter, cut_partial_line, interrupts_held
 from acres_sim.record.output import hold_writers_lock
@@ -104,9 +102,7 @@ class _Agent:
             self._imu_rows(*imu)
         for name, (k_sample, k_delivery, columns) in (steps or {}).items():
             file, rows_of = self.steps[name]
-            file.write_rows([timed_row(row, k, kd / PHYSICS_HZ, self.delay_s)
-                             for row, k, kd in zip(rows_of(columns), k_sample.tolist(),
-                                                   k_delivery.tolist())])
+            file.write_rows(self._timed(rows_of(columns), k_sample, k_delivery))
         for file in self._files():     # on disk a block at a time, as the bag
             file.flush()
 
@@ -119,10 +115,15 @@ class _Agent:
         ``k_sample``, delivered at ``k_delivery``, their rounded ``values``
         (n, 6), the names of the events active at each (None: none)."""
         names = names or [()] * len(k_sample)
-        self.imu.write_rows([timed_row(imu_row(v, active), k, kd / PHYSICS_HZ, self.delay_s)
-                             for k, kd, v, active in zip(k_sample.tolist(), k_delivery.tolist(),
-                                                         values.tolist(), names)],
+        rows = [imu_row(v, active) for v, active in zip(values.tolist(), names)]
+        self.imu.write_rows(self._timed(rows, k_sample, k_delivery),
                             check_finite=False)         # checked arrays
+
+    def _timed(self, rows, k_sample, k_delivery):
+        """Delivered ``rows`` with their times: sampled at steps ``k_sample``,
+        delivered at ``k_delivery`` (arrays)."""
+        return [timed_row(row, k, kd / PHYSICS_HZ, self.delay_s)
+                for row, k, kd in zip(rows, k_sample.tolist(), k_delivery.tolist())]
 
     def close(self):
         """Close the files, each whatever happens to the other; the rows still
@@ -153,14 +154,14 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
     or None), ``('close',)``.
     Replies ``('ready',)``, then ``('closed',)`` or ``('error', text)``."""
     ignore_interrupts()
-    without_cyclic_collector()
+    after_block = without_cyclic_collector()
     writers = []
     try:
         if lock is not None:             # held while the files are open
             hold_writers_lock(lock)
         writers = [_Agent(*spec, delay) for spec, delay in zip(agents, delay_s)]
         outbox.send(('ready',))
-        for blocks in itertools.count(1):
+        while True:
             try:
                 frame = inbox.recv()
             except (EOFError, OSError):      # the parent died: finish the files
@@ -169,8 +170,7 @@ def _child_main(agents, delay_s, inbox, outbox, tidy=(), lock=None):
                 _, k_end, items = frame
                 for index, *arrays in items:
                     writers[index].block(k_end, *arrays)
-                if blocks % COLLECT_EVERY == 0:
-                    gc.collect()
+                after_block()
                 continue
             for writer in writers:
                 writer.close()
