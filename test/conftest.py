@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -134,6 +135,24 @@ def child_environment():
     if 'LD_LIBRARY_PATH' not in env:
         env.pop('_ROS_WHEELS_BOOTSTRAP_COMPLETE', None)
     return env
+
+
+def alive(pid):
+    """Whether process ``pid`` runs (gone or a zombie: not)."""
+    try:
+        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != 'Z'
+
+
+def wait_for(condition, timeout, what):
+    """Poll ``condition`` every 0.1 s; fail the test with 'no ``what``' after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f'no {what} within {timeout} s')
+        time.sleep(0.1)
 
 
 class ChildProcess:

@@ -8,11 +8,9 @@ collection, a cycle freed after at most COLLECT_EVERY blocks."""
 
 import multiprocessing
 import os
-from pathlib import Path
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from acres_sim.record.bag import BagWriter
 from acres_sim.record.child import (BAG_WRITER_MODULE, ROW_WRITER_MODULE, Prestarted,
                                     prestart_writers)
 from acres_sim.record.rows_process import RowProcess, RowProcessError
+from conftest import alive, wait_for
 
 
 def _truth_rows(tmp_path, name, prestarted=None):
@@ -126,20 +125,8 @@ def test_a_prestarted_writer_ends_when_its_parent_dies(tmp_path):
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             timeout=120, check=True)
     pid = int(result.stdout.split()[0])
-    for _ in range(600):                               # the orphan ends (it may still import)
-        if not _running(pid):
-            break
-        time.sleep(0.1)
-    assert not _running(pid)
-
-
-def _running(pid):
-    """True while ``pid`` is a live process (not gone, not a zombie)."""
-    try:
-        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != 'Z'
+    # the orphan ends (it may still be importing)
+    wait_for(lambda: not alive(pid), 60, 'end of the orphaned writer')
 
 
 def test_a_mistake_on_the_command_line_leaves_no_writer_running(tmp_path, capsys):

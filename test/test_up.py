@@ -21,6 +21,7 @@ import pytest
 
 from acres_sim.cli import main
 from acres_sim.up import FOLDER_PREFIX, PARAMS_MARK
+from conftest import alive, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 DISCOVERY = ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY', 'ROS_STATIC_PEERS',
@@ -233,20 +234,6 @@ def children(pid):
     return out
 
 
-def alive(pid):
-    try:
-        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != 'Z'
-
-
-def wait_for(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f'no {what} within {timeout} s')
-        time.sleep(0.1)
 
 
 @pytest.mark.requires_rclpy
